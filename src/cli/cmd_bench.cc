@@ -1,0 +1,116 @@
+// accelopt bench: score every task's baseline (and vendor anchor) on this machine.
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "cli/common.h"
+#include "core/json_io.h"
+
+namespace accelopt::cli {
+namespace {
+
+struct Row {
+  std::string task, kernel;
+  eval::Profile profile;
+};
+
+double GeometricMean(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double log_sum = 0;
+  for (double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+std::string PercentText(const eval::Profile& p) {
+  return p.status == eval::Verdict::kOk && p.percent_of_peak > 0 ? fmt::format("{:.2f}%", p.percent_of_peak)
+                                                                  : eval::VerdictName(p.status);
+}
+
+void PrintTable(const std::vector<Row>& rows, const std::string& shape) {
+  fmt::print("\n{:<20} {:<9} {:<7} {:>11} {:>11} {:>8} {:>10}\n", "task", "kernel", "bound", "T", "latency",
+             "spread", "% of peak");
+  std::vector<double> baseline, vendor;
+  for (const auto& r : rows) {
+    const auto& p = r.profile;
+    fmt::print("{:<20} {:<9} {:<7} {:>11} {:>11} {:>7.2f}% {:>10}\n", r.task, r.kernel, p.bound.empty() ? "-" : p.bound,
+               FormatSeconds(p.roofline_seconds), p.latency ? FormatSeconds(p.latency->median_s) : "-",
+               p.latency ? 100 * p.latency->spread : 0.0, PercentText(p));
+    if (p.status == eval::Verdict::kOk && p.percent_of_peak > 0)
+      (r.kernel == "baseline" ? baseline : vendor).push_back(p.percent_of_peak);
+  }
+  fmt::print("\ngeometric mean, baselines ({} tasks, shape {}): {:.3f}% of peak\n", baseline.size(), shape,
+             GeometricMean(baseline));
+  if (!vendor.empty())
+    fmt::print("geometric mean, OpenBLAS vendor anchors ({} tasks): {:.3f}% of peak\n", vendor.size(),
+               GeometricMean(vendor));
+}
+
+void PrintCsv(const std::vector<Row>& rows) {
+  fmt::print("task,kernel,status,bound,roofline_seconds,median_seconds,spread,percent_of_peak,achieved_gbs,achieved_gflops\n");
+  for (const auto& r : rows) {
+    const auto& p = r.profile;
+    fmt::print("{},{},{},{},{:.6g},{:.6g},{:.4f},{:.4f},{:.4f},{:.4f}\n", r.task, r.kernel, eval::VerdictName(p.status),
+               p.bound, p.roofline_seconds, p.latency ? p.latency->median_s : 0.0, p.latency ? p.latency->spread : 0.0,
+               p.percent_of_peak, p.achieved_gbs, p.achieved_gflops);
+  }
+}
+
+}  // namespace
+
+void RegisterBench(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench",
+      "score each task's baseline (and OpenBLAS vendor anchor where the task has vendor.cpp); geometric mean last");
+  static CommonFlags flags;
+  static std::vector<std::string> names;
+  static std::string shape = "bench";
+  static bool json = false, csv = false, no_vendor = false;
+  cmd->add_option("TASK", names, "tasks to run (default: all)");
+  cmd->add_option("--shape", shape, "shape: bench or test");
+  cmd->add_flag("--json", json, "print JSON (one profile per row)");
+  cmd->add_flag("--csv", csv, "print CSV");
+  cmd->add_flag("--no-vendor", no_vendor, "skip the OpenBLAS vendor anchors");
+  AddSuiteFlag(*cmd, flags);
+  cmd->callback([] {
+    auto tasks = LoadSuiteOrExit(flags.suite_dir);
+    auto selected = SelectTasks(tasks, names);
+    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true, false);
+    auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware));
+    std::vector<Row> rows;
+    size_t index = 0;
+    for (const suite::Task* task : selected) {
+      ++index;
+      std::vector<std::pair<std::string, targets::Candidate>> kernels;
+      auto baseline = ReadFile(task->baseline_path());
+      if (!baseline) throw Exit{kExitError, baseline.error().message};
+      kernels.push_back({"baseline", {*baseline, task->baseline_path(), {}}});
+      std::string vendor_path = task->dir + "/vendor.cpp";
+      if (!no_vendor && std::filesystem::exists(vendor_path)) {
+        auto vendor = ReadFile(vendor_path);
+        if (!vendor) throw Exit{kExitError, vendor.error().message};
+        kernels.push_back({"openblas", {*vendor, vendor_path, {"openblas"}}});
+      }
+      for (auto& [kind, candidate] : kernels) {
+        fmt::print(stderr, "[{}/{}] {} {} ...", index, selected.size(), task->name, kind);
+        std::fflush(stderr);
+        targets::EvalRequest request{task, shape, candidate};
+        auto result = target->Evaluate({&request, 1});
+        if (!result[0]) throw Exit{kExitError, task->name + ": " + result[0].error().message};
+        fmt::print(stderr, " {} ({})\n", PercentText(*result[0]), FormatSeconds(result[0]->wall_seconds));
+        rows.push_back({task->name, kind, *result[0]});
+      }
+    }
+    if (json) {
+      Json out = Json::array();
+      for (const auto& r : rows) out.push_back(Json{{"kernel", r.kernel}, {"profile", r.profile.ToJson()}});
+      fmt::print("{}\n", out.dump(2));
+    } else if (csv) {
+      PrintCsv(rows);
+    } else {
+      PrintTable(rows, shape);
+    }
+  });
+}
+
+}  // namespace accelopt::cli

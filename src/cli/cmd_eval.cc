@@ -1,0 +1,52 @@
+// accelopt eval: build, check, time and score one kernel.
+
+#include <fmt/core.h>
+
+#include "cli/common.h"
+#include "cli/print_profile.h"
+#include "core/json_io.h"
+
+namespace accelopt::cli {
+
+void RegisterEval(CLI::App& app) {
+  auto* cmd = app.add_subcommand("eval",
+      "evaluate one kernel: compile, run isolated, check on fresh random inputs, time, score\n"
+      "exit code: 0 ok, 3 the kernel's status is not ok, 1 error");
+  static CommonFlags flags;
+  static std::string task_name, kernel_path, shape = "bench";
+  static std::vector<std::string> libraries;
+  static bool json = false, verbose = false, keep = false;
+  static int seeds = 3;
+  static double timeout = 60;
+  cmd->add_option("TASK", task_name, "task name (see `accelopt tasks`)")->required();
+  cmd->add_option("KERNEL", kernel_path, "kernel source file (C++ defining extern \"C\" void kernel(...))")->required();
+  cmd->add_option("--shape", shape, "shape: bench or test");
+  cmd->add_flag("--json", json, "print the profile as JSON");
+  cmd->add_flag("-v,--verbose", verbose, "show compile log, vectorization report and run log");
+  cmd->add_option("--seeds", seeds, "correctness runs, each with fresh random inputs")->check(CLI::Range(1, 100));
+  cmd->add_option("--timeout", timeout, "wall-clock limit per child process, seconds")->check(CLI::PositiveNumber);
+  cmd->add_option("--lib", libraries, "link this library too (e.g. openblas, for vendor anchors)");
+  cmd->add_flag("--keep", keep, "keep the evaluation folder (inputs, outputs, specs) for debugging");
+  AddSuiteFlag(*cmd, flags);
+  cmd->callback([] {
+    auto tasks = LoadSuiteOrExit(flags.suite_dir);
+    const suite::Task* task = SelectTasks(tasks, {task_name}).front();
+    auto source = ReadFile(kernel_path);
+    if (!source) throw Exit{kExitError, source.error().message};
+    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true, false);
+    cpu::CpuTargetOptions options = TargetOptionsFor(hardware);
+    options.seeds = seeds;
+    options.wall_seconds = timeout;
+    options.keep_work = keep;
+    auto target = cpu::MakeCpuTarget(options);
+    targets::EvalRequest request{task, shape, {*source, kernel_path, libraries}};
+    auto results = target->Evaluate({&request, 1});
+    if (!results[0]) throw Exit{kExitError, results[0].error().message};
+    const eval::Profile& profile = *results[0];
+    if (json) fmt::print("{}\n", profile.ToJson().dump(2));
+    else PrintProfile(profile, verbose);
+    if (profile.status != eval::Verdict::kOk) throw Exit{kExitVerdict, ""};
+  });
+}
+
+}  // namespace accelopt::cli

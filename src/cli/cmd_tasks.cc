@@ -1,0 +1,55 @@
+// accelopt tasks: list the suite with shapes, bound and T on this machine.
+
+#include <fmt/core.h>
+
+#include "cli/common.h"
+#include "suite/roofline.h"
+#include "targets/cpu/hardware_store.h"
+
+namespace accelopt::cli {
+namespace {
+
+std::string ShapeText(const suite::Bindings& params) {
+  std::string out;
+  for (const auto& [k, v] : params) out += (out.empty() ? "" : " ") + k + "=" + std::to_string(static_cast<long>(v));
+  return out;
+}
+
+}  // namespace
+
+void RegisterTasks(CLI::App& app) {
+  auto* cmd = app.add_subcommand("tasks", "list the task suite: shapes, bound and roofline time T on this machine");
+  static CommonFlags flags;
+  static std::string shape = "bench";
+  static bool json = false;
+  AddSuiteFlag(*cmd, flags);
+  cmd->add_option("--shape", shape, "shape to show (bench, test, ...)");
+  cmd->add_flag("--json", json, "print JSON");
+  cmd->callback([] {
+    auto tasks = LoadSuiteOrExit(flags.suite_dir);
+    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/false, false);
+    if (!hardware && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");
+    Json out = Json::array();
+    if (!json) fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", "task", "bound", "T", "shape (" + shape + ")", "computes");
+    for (const auto& task : tasks) {
+      auto bound = suite::Bind(task, shape);
+      if (!bound) throw Exit{kExitError, bound.error().message};
+      auto counts = suite::CountRoofline(*bound);
+      if (!counts) throw Exit{kExitError, counts.error().message};
+      suite::RooflineTime t{0, "-"};
+      if (hardware) t = suite::ComputeRooflineTime(*counts, cpu::RatesOf(*hardware));
+      if (json) {
+        out.push_back({{"task", task.name}, {"description", task.description}, {"shape", bound->params},
+                       {"flops_mm", counts->flops_mm}, {"flops_vec", counts->flops_vec},
+                       {"min_bytes", counts->min_bytes}, {"bound", t.bound}, {"roofline_seconds", t.seconds},
+                       {"provenance", task.provenance}});
+      } else {
+        fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", task.name, t.bound, FormatSeconds(t.seconds),
+                   ShapeText(bound->params), task.description);
+      }
+    }
+    if (json) fmt::print("{}\n", out.dump(2));
+  });
+}
+
+}  // namespace accelopt::cli

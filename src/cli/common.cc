@@ -1,0 +1,74 @@
+#include "cli/common.h"
+
+#include <fmt/core.h>
+
+#include "core/paths.h"
+#include "targets/cpu/hardware_store.h"
+
+namespace accelopt::cli {
+
+void AddSuiteFlag(CLI::App& app, CommonFlags& flags) {
+  app.add_option("--suite", flags.suite_dir, "task suite folder (default: ./suite, or $ACCELOPT_SUITE)");
+}
+
+std::vector<suite::Task> LoadSuiteOrExit(const std::string& suite_dir) {
+  auto tasks = suite::LoadSuite(suite_dir.empty() ? DefaultSuiteDir() : suite_dir);
+  if (!tasks) throw Exit{kExitError, tasks.error().message};
+  if (tasks->empty()) throw Exit{kExitError, "no tasks found in " + (suite_dir.empty() ? DefaultSuiteDir() : suite_dir)};
+  return std::move(*tasks);
+}
+
+std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& tasks,
+                                            const std::vector<std::string>& names) {
+  std::vector<const suite::Task*> out;
+  if (names.empty()) {
+    for (const auto& t : tasks) out.push_back(&t);
+    return out;
+  }
+  for (const auto& name : names) {
+    const suite::Task* found = nullptr;
+    for (const auto& t : tasks)
+      if (t.name == name) found = &t;
+    if (!found) {
+      std::string known;
+      for (const auto& t : tasks) known += (known.empty() ? "" : ", ") + t.name;
+      throw Exit{kExitError, "unknown task '" + name + "' (known: " + known + ")"};
+    }
+    out.push_back(found);
+  }
+  return out;
+}
+
+std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing, bool force) {
+  cpu::MachineIdentity machine = cpu::DetectMachine();
+  std::string dir = DataDir() + "/hardware";
+  if (!force) {
+    auto saved = cpu::LoadHardwareProfile(dir, machine.fingerprint);
+    if (!saved) throw Exit{kExitError, saved.error().message};
+    if (saved->has_value() || !calibrate_if_missing) return *saved;
+    fmt::print(stderr, "No hardware profile for this machine yet: calibrating (a few seconds)...\n");
+  }
+  cpu::HardwareProfile profile = cpu::Calibrate(cpu::CalibrationOptions{});
+  if (auto s = cpu::SaveHardwareProfile(dir, profile); !s) throw Exit{kExitError, s.error().message};
+  return profile;
+}
+
+std::string FormatSeconds(double s) {
+  if (s <= 0) return "-";
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+}  // namespace accelopt::cli
+
+namespace accelopt::cli {
+
+cpu::CpuTargetOptions TargetOptionsFor(const std::optional<cpu::HardwareProfile>& hardware) {
+  cpu::CpuTargetOptions options;
+  if (hardware) options.rates = cpu::RatesOf(*hardware);
+  options.kernel_compile.cache_dir = CacheDir() + "/build";
+  return options;
+}
+
+}  // namespace accelopt::cli

@@ -1,0 +1,59 @@
+#pragma once
+/// cli: one file per subcommand; this header holds what several of them share.
+/// Only cli/ turns errors into messages and exit codes.
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "suite/task.h"
+#include "targets/cpu/calibrate.h"
+#include "targets/cpu/cpu_target.h"
+
+namespace accelopt::cli {
+
+/// Exit codes: 0 success, 1 engine or input error, 2 usage, 3 a kernel's verdict was not ok.
+constexpr int kExitError = 1;
+constexpr int kExitVerdict = 3;
+
+/// Thrown by subcommand callbacks to end with a message and an exit code.
+struct Exit {
+  int code;
+  std::string message;
+};
+
+/// Options every subcommand that evaluates shares.
+struct CommonFlags {
+  std::string suite_dir;
+  bool recalibrate = false;
+};
+void AddSuiteFlag(CLI::App& app, CommonFlags& flags);
+
+/// The suite, or Exit with the loader's message.
+std::vector<suite::Task> LoadSuiteOrExit(const std::string& suite_dir);
+/// Selected tasks by name (all when `names` is empty); unknown names exit with the known list.
+std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& tasks,
+                                            const std::vector<std::string>& names);
+
+/// The saved profile of this machine. Calibrates (with a notice on stderr)
+/// when there is none and `calibrate_if_missing`, or when `force`.
+std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing, bool force);
+
+/// Table formatting helpers.
+std::string FormatSeconds(double seconds);
+
+void RegisterTasks(CLI::App& app);
+void RegisterEval(CLI::App& app);
+void RegisterCalibrate(CLI::App& app);
+void RegisterBench(CLI::App& app);
+
+}  // namespace accelopt::cli
+
+namespace accelopt::cli {
+
+/// Evaluation settings from the machine's profile (no scoring without one).
+cpu::CpuTargetOptions TargetOptionsFor(const std::optional<cpu::HardwareProfile>& hardware);
+
+}  // namespace accelopt::cli

@@ -1,0 +1,37 @@
+#include "cli/print_profile.h"
+
+#include <fmt/core.h>
+
+#include "cli/common.h"
+
+namespace accelopt::cli {
+
+void PrintProfile(const eval::Profile& p, bool verbose) {
+  fmt::print("task         {} (shape {}, target {})\n", p.task, p.shape, p.target);
+  fmt::print("status       {}: {}\n", eval::VerdictName(p.status), p.message);
+  fmt::print("compile      {}\n", p.compile_cached ? "cached" : FormatSeconds(p.compile_seconds));
+  if (p.errors)
+    fmt::print("error        relative L2 {:.3g} (tolerance {:.1g}), max abs {:.3g}, {} NaN, {} Inf over {} seeds\n",
+               p.errors->rel_l2, p.tolerance, p.errors->max_abs, p.errors->nan_count, p.errors->inf_count, p.seeds);
+  if (p.latency)
+    fmt::print("latency      median {}  min {}  max {}  spread {:.2f}%  ({} calls, {} series)\n",
+               FormatSeconds(p.latency->median_s), FormatSeconds(p.latency->min_s), FormatSeconds(p.latency->max_s),
+               100 * p.latency->spread, p.latency->calls, p.latency->series);
+  if (p.status == eval::Verdict::kOk && p.roofline_seconds > 0)
+    fmt::print("score        {:.2f}% of peak ({}-bound, T = {}), {:.2f} GB/s, {:.2f} GFLOP/s\n", p.percent_of_peak,
+               p.bound, FormatSeconds(p.roofline_seconds), p.achieved_gbs, p.achieved_gflops);
+  if (p.counters.available)
+    fmt::print("counters     {:.3g} cycles, {:.3g} instructions ({:.2f} IPC), {:.3g} cache misses per call\n",
+               p.counters.cycles, p.counters.instructions,
+               p.counters.cycles > 0 ? p.counters.instructions / p.counters.cycles : 0.0, p.counters.cache_misses);
+  else if (p.latency)
+    fmt::print("counters     unavailable: {}\n", p.counters.unavailable_reason);
+  if (p.status != eval::Verdict::kOk || verbose) {
+    if (!p.compile_log.empty()) fmt::print("\n--- compile log\n{}", p.compile_log);
+    if (!p.run_log.empty()) fmt::print("\n{}", p.run_log);
+  }
+  if (verbose && !p.vectorization_report.empty())
+    fmt::print("\n--- vectorization report\n{}", p.vectorization_report);
+}
+
+}  // namespace accelopt::cli

@@ -1,0 +1,69 @@
+#include "eval/harness_buffers.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <utility>
+
+namespace accelopt::eval {
+namespace {
+
+constexpr unsigned char kCanary = 0xA5;
+
+size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+}  // namespace
+
+GuardedBuffer::GuardedBuffer(size_t bytes) {
+  size_t page = PageSize();
+  size_t data_pages = (bytes + page - 1) / page;
+  if (data_pages == 0) data_pages = 1;
+  mapped_ = (data_pages + 2) * page;
+  void* base = mmap(nullptr, mapped_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) {
+    mapped_ = 0;
+    return;
+  }
+  base_ = static_cast<unsigned char*>(base);
+  if (mprotect(base_ + page, data_pages * page, PROT_READ | PROT_WRITE) != 0) {
+    munmap(base_, mapped_);
+    base_ = nullptr;
+    mapped_ = 0;
+    return;
+  }
+  data_ = base_ + page;
+  bytes_ = bytes;
+  slack_ = data_pages * page - bytes;
+  ResetCanary();
+}
+
+GuardedBuffer::~GuardedBuffer() {
+  if (base_) munmap(base_, mapped_);
+}
+
+GuardedBuffer::GuardedBuffer(GuardedBuffer&& other) noexcept { *this = std::move(other); }
+
+GuardedBuffer& GuardedBuffer::operator=(GuardedBuffer&& other) noexcept {
+  if (this != &other) {
+    if (base_) munmap(base_, mapped_);
+    base_ = std::exchange(other.base_, nullptr);
+    mapped_ = std::exchange(other.mapped_, 0);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    slack_ = std::exchange(other.slack_, 0);
+  }
+  return *this;
+}
+
+bool GuardedBuffer::IntactCanary() const {
+  for (size_t i = 0; i < slack_; ++i)
+    if (data_[bytes_ + i] != kCanary) return false;
+  return true;
+}
+
+void GuardedBuffer::ResetCanary() {
+  if (data_) std::memset(data_ + bytes_, kCanary, slack_);
+}
+
+}  // namespace accelopt::eval

@@ -1,0 +1,457 @@
+// accelopt-harness: the child side of an evaluation.
+//
+// Usage: accelopt-harness SPEC.json   (events are written as JSON lines to fd 3)
+//
+// Loads a compiled kernel (or reference), regenerates the inputs for each seed,
+// poisons the outputs, calls it, checks what it left behind and writes its
+// outputs to files for the parent to compare. In candidate mode it then times
+// the kernel. Everything the parent needs to classify a failure (the phase, a
+// fatal signal, a failed allocation, a forbidden system call) is reported on
+// fd 3 before the process dies. This process never sees reference outputs.
+
+#include <dlfcn.h>
+#include <emmintrin.h>
+#include <linux/perf_event.h>
+#include <seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "eval/harness_buffers.h"
+#include "eval/inputs.h"
+#include "eval/stats.h"
+
+using nlohmann::json;
+using accelopt::eval::GuardedBuffer;
+
+namespace {
+
+constexpr int kEventFd = 3;
+constexpr int kMaxArgs = 24;
+
+// ---------------------------------------------------------------- reporting
+
+std::atomic<bool> g_alloc_failed{false};
+char g_phase[128] = "start";
+
+void Emit(const json& event) {
+  std::string line = event.dump() + "\n";
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = write(kEventFd, p, left);
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void SetPhase(const std::string& phase) {
+  std::snprintf(g_phase, sizeof g_phase, "%s", phase.c_str());
+  Emit({{"event", "phase"}, {"phase", phase}});
+}
+
+// Async-signal-safe: formats by hand, no allocation.
+void AppendText(char* buf, size_t& len, size_t cap, const char* text) {
+  while (*text && len + 1 < cap) buf[len++] = *text++;
+}
+void AppendInt(char* buf, size_t& len, size_t cap, long value) {
+  char digits[24];
+  int n = 0;
+  bool neg = value < 0;
+  unsigned long v = neg ? -static_cast<unsigned long>(value) : static_cast<unsigned long>(value);
+  do digits[n++] = static_cast<char>('0' + v % 10), v /= 10; while (v && n < 22);
+  if (neg) digits[n++] = '-';
+  while (n > 0 && len + 1 < cap) buf[len++] = digits[--n];
+}
+
+void OnFatalSignal(int sig, siginfo_t* info, void*) {
+  char buf[512];
+  size_t len = 0;
+  bool forbidden = sig == SIGSYS;
+  AppendText(buf, len, sizeof buf, forbidden ? "{\"event\":\"forbidden\",\"syscall\":" : "{\"event\":\"signal\",\"signal\":");
+  AppendInt(buf, len, sizeof buf, forbidden ? info->si_syscall : sig);
+  AppendText(buf, len, sizeof buf, ",\"alloc_failed\":");
+  AppendText(buf, len, sizeof buf, g_alloc_failed.load() ? "true" : "false");
+  AppendText(buf, len, sizeof buf, ",\"phase\":\"");
+  AppendText(buf, len, sizeof buf, g_phase);
+  AppendText(buf, len, sizeof buf, "\"}\n");
+  ssize_t ignored = write(kEventFd, buf, len);
+  (void)ignored;
+  if (forbidden) _exit(71);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void InstallSignalHandlers() {
+  static std::vector<char> alt_stack(1 << 16);
+  stack_t ss{};
+  ss.ss_sp = alt_stack.data();
+  ss.ss_size = alt_stack.size();
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa{};
+  sa.sa_sigaction = OnFatalSignal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGXCPU, SIGXFSZ, SIGTRAP})
+    sigaction(sig, &sa, nullptr);
+}
+
+// ------------------------------------------------------------ process rules
+
+// Process creation and program execution are trapped (SIGSYS -> "forbidden").
+// Threads are allowed: clone with CLONE_THREAD passes; clone3 answers ENOSYS so
+// that the C library falls back to clone, whose flags a filter can inspect.
+bool InstallSeccomp(std::string& error) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) return error = "seccomp_init failed", false;
+  int rc = 0;
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(fork), 0);
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(vfork), 0);
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(execve), 0);
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(execveat), 0);
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
+                         SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  if (rc == 0) rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc != 0) return error = std::string("seccomp filter: ") + std::strerror(-rc), false;
+  return true;
+}
+
+// --------------------------------------------------------------- counters
+
+struct Counter {
+  const char* name;
+  uint32_t type;
+  uint64_t config;
+  int fd = -1;
+};
+
+class Counters {
+ public:
+  Counters() {
+    counters_ = {{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+                 {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+                 {"cache_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES}};
+    for (auto& c : counters_) {
+      perf_event_attr attr{};
+      attr.size = sizeof attr;
+      attr.type = c.type;
+      attr.config = c.config;
+      attr.disabled = 1;
+      attr.inherit = 1;  // threads created later (the OpenMP pool) count too
+      attr.exclude_kernel = 1;
+      attr.exclude_hv = 1;
+      attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+      c.fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+      if (c.fd < 0 && error_.empty()) error_ = std::string("perf_event_open: ") + std::strerror(errno);
+    }
+  }
+  void Enable() {
+    for (auto& c : counters_)
+      if (c.fd >= 0) ioctl(c.fd, PERF_EVENT_IOC_ENABLE, 0);
+  }
+  void Disable() {
+    for (auto& c : counters_)
+      if (c.fd >= 0) ioctl(c.fd, PERF_EVENT_IOC_DISABLE, 0);
+  }
+  json Read(long calls) const {
+    json out = json::object();
+    for (const auto& c : counters_) {
+      uint64_t values[3] = {0, 0, 0};
+      if (c.fd < 0 || read(c.fd, values, sizeof values) != sizeof values) continue;
+      // Scale for multiplexing (time running < time enabled).
+      double scaled = values[2] ? double(values[0]) * double(values[1]) / double(values[2]) : 0;
+      out[c.name] = scaled / std::max<long>(calls, 1);
+    }
+    return out;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::vector<Counter> counters_;
+  std::string error_;
+};
+
+// ------------------------------------------------------------------ calling
+
+using AnyFn = void (*)();
+
+template <size_t... I>
+void CallWith(AnyFn fn, void* const* args, std::index_sequence<I...>) {
+  using Typed = void (*)(decltype((void)I, static_cast<void*>(nullptr))...);
+  reinterpret_cast<Typed>(fn)(args[I]...);
+}
+
+template <size_t N = 0>
+void Call(AnyFn fn, void* const* args, size_t count) {
+  if constexpr (N > kMaxArgs) {
+    (void)fn, (void)args, (void)count;
+  } else {
+    if (count == N) return CallWith(fn, args, std::make_index_sequence<N>{});
+    Call<N + 1>(fn, args, count);
+  }
+}
+
+struct Buffers {
+  std::vector<GuardedBuffer> inputs, outputs;
+  std::vector<void*> args;
+};
+
+// The roofline assumes operands come from memory: evict every argument line.
+void FlushCaches(const Buffers& b) {
+  for (const auto* group : {&b.inputs, &b.outputs})
+    for (const auto& buf : *group) {
+      auto* p = static_cast<const char*>(buf.data());
+      for (size_t off = 0; off < buf.bytes(); off += 64) _mm_clflush(p + off);
+    }
+  _mm_mfence();
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// ------------------------------------------------------------------- phases
+
+struct Spec {
+  std::string mode, library, symbol, output_prefix;
+  std::vector<json> inputs, outputs;
+  std::vector<uint64_t> seeds;
+  json timing;
+  bool counters = false, seccomp = false;
+};
+
+Spec ReadSpec(const char* path) {
+  std::ifstream in(path);
+  json j = json::parse(in);
+  Spec s;
+  s.mode = j.at("mode");
+  s.library = j.at("library");
+  s.symbol = j.at("symbol");
+  s.output_prefix = j.at("output_prefix");
+  for (const auto& t : j.at("inputs")) s.inputs.push_back(t);
+  for (const auto& t : j.at("outputs")) s.outputs.push_back(t);
+  for (const auto& seed : j.at("seeds")) s.seeds.push_back(seed.get<uint64_t>());
+  s.timing = j.value("timing", json::object());
+  s.counters = j.value("counters", false);
+  s.seccomp = j.value("seccomp", false);
+  return s;
+}
+
+bool Allocate(const Spec& spec, Buffers& b) {
+  size_t out_elem = spec.mode == "reference" ? sizeof(double) : sizeof(float);
+  for (const auto& t : spec.inputs) b.inputs.emplace_back(t.at("count").get<size_t>() * sizeof(float));
+  for (const auto& t : spec.outputs) b.outputs.emplace_back(t.at("count").get<size_t>() * out_elem);
+  for (auto* group : {&b.inputs, &b.outputs})
+    for (auto& buf : *group) {
+      if (!buf.data()) return false;
+      b.args.push_back(buf.data());
+    }
+  return true;
+}
+
+void Poison(Buffers& b, bool reference) {
+  for (auto& out : b.outputs) {
+    if (reference) std::fill_n(static_cast<double*>(out.data()), out.bytes() / 8, std::nan(""));
+    else std::fill_n(static_cast<float*>(out.data()), out.bytes() / 4, std::nanf(""));
+  }
+}
+
+void FillInputs(const Spec& spec, Buffers& b, uint64_t seed) {
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const json& d = spec.inputs[i].at("dist");
+    accelopt::eval::InputDistribution dist{d.at("kind") == "normal", d.at("a"), d.at("b")};
+    accelopt::eval::FillRandom(static_cast<float*>(b.inputs[i].data()),
+                               static_cast<long>(b.inputs[i].bytes() / 4), seed, i, dist);
+  }
+}
+
+// After a call: every guard intact, every input unchanged. Returns a violation or "".
+std::string CheckAfterCall(const Spec& spec, Buffers& b, const std::vector<std::vector<char>>& pristine) {
+  for (size_t i = 0; i < b.inputs.size(); ++i) {
+    if (!b.inputs[i].IntactCanary())
+      return "wrote past the end of input '" + spec.inputs[i].at("name").get<std::string>() + "'";
+    if (std::memcmp(b.inputs[i].data(), pristine[i].data(), b.inputs[i].bytes()) != 0)
+      return "modified input '" + spec.inputs[i].at("name").get<std::string>() + "'";
+  }
+  for (size_t i = 0; i < b.outputs.size(); ++i)
+    if (!b.outputs[i].IntactCanary())
+      return "wrote past the end of output '" + spec.outputs[i].at("name").get<std::string>() + "'";
+  return "";
+}
+
+bool WriteOutputs(const Spec& spec, const Buffers& b, size_t seed_index) {
+  std::ofstream out(spec.output_prefix + "_" + std::to_string(seed_index) + ".bin", std::ios::binary);
+  for (const auto& buf : b.outputs) out.write(static_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.bytes()));
+  return static_cast<bool>(out.flush());
+}
+
+// Runs each seed once: fill, snapshot, poison, call, check, write outputs.
+bool RunSeeds(const Spec& spec, AnyFn fn, Buffers& b, double& first_call_seconds, double& total_seconds) {
+  bool reference = spec.mode == "reference";
+  std::vector<std::vector<char>> pristine(b.inputs.size());
+  for (size_t s = 0; s < spec.seeds.size(); ++s) {
+    FillInputs(spec, b, spec.seeds[s]);
+    for (size_t i = 0; i < b.inputs.size(); ++i) {
+      auto* p = static_cast<const char*>(b.inputs[i].data());
+      pristine[i].assign(p, p + b.inputs[i].bytes());
+    }
+    Poison(b, reference);
+    SetPhase("correctness call, seed " + std::to_string(s));
+    double t0 = Now();
+    Call(fn, b.args.data(), b.args.size());
+    double dt = Now() - t0;
+    if (s == 0) first_call_seconds = dt;
+    total_seconds += dt;
+    SetPhase("checking after correctness call, seed " + std::to_string(s));
+    std::string violation = CheckAfterCall(spec, b, pristine);
+    if (!violation.empty()) {
+      Emit({{"event", "violation"}, {"seed_index", s}, {"message", violation}});
+      return false;
+    }
+    if (!WriteOutputs(spec, b, s)) {
+      Emit({{"event", "harness_error"}, {"message", "cannot write outputs for seed " + std::to_string(s)}});
+      return false;
+    }
+  }
+  return true;
+}
+
+// Timed series: caches flushed before each call. Re-measures while the
+// relative interquartile spread exceeds the tolerance, up to max_series.
+json TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_seconds, Counters* counters) {
+  const json& t = spec.timing;
+  int warmup = t.value("warmup", 1);
+  int min_calls = t.value("min_calls", 5), max_calls = t.value("max_calls", 100);
+  double budget = t.value("budget_seconds", 1.0), tol = t.value("spread_tolerance", 0.01);
+  int max_series = t.value("max_series", 3);
+  bool flush = t.value("flush", true);
+
+  SetPhase("warm-up");
+  double warmup_start = Now();
+  for (int i = 0; i < warmup; ++i) Call(fn, b.args.data(), b.args.size());
+  double warmup_seconds = Now() - warmup_start;
+  long calls = std::clamp<long>(static_cast<long>(budget / std::max(first_call_seconds, 1e-7)), min_calls, max_calls);
+  json series = json::array();
+  long timed = 0;
+  SetPhase("timed calls");
+  if (counters) counters->Enable();
+  for (int s = 0; s < max_series; ++s) {
+    std::vector<double> samples;
+    for (long c = 0; c < calls; ++c) {
+      if (flush) FlushCaches(b);
+      double t0 = Now();
+      Call(fn, b.args.data(), b.args.size());
+      samples.push_back(Now() - t0);
+    }
+    timed += calls;
+    series.push_back(samples);
+    if (accelopt::eval::Summarize(samples).spread <= tol) break;
+  }
+  if (counters) counters->Disable();
+  json result = {{"series", series}, {"timed_calls", timed}, {"warmup_seconds", warmup_seconds}};
+  if (counters) result["counters"] = counters->Read(timed);
+  return result;
+}
+
+}  // namespace
+
+// Failed allocations are remembered so that a crash that follows one is
+// reported as resource exhaustion rather than a plain runtime error.
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+
+void* malloc(size_t n) {
+  void* p = __libc_malloc(n);
+  if (!p && n) g_alloc_failed = true;
+  return p;
+}
+void* calloc(size_t n, size_t m) {
+  void* p = __libc_calloc(n, m);
+  if (!p && n && m) g_alloc_failed = true;
+  return p;
+}
+void* realloc(void* old, size_t n) {
+  void* p = __libc_realloc(old, n);
+  if (!p && n) g_alloc_failed = true;
+  return p;
+}
+void* aligned_alloc(size_t alignment, size_t n) {
+  void* p = __libc_memalign(alignment, n);
+  if (!p && n) g_alloc_failed = true;
+  return p;
+}
+void* memalign(size_t alignment, size_t n) { return aligned_alloc(alignment, n); }
+int posix_memalign(void** out, size_t alignment, size_t n) {
+  void* p = aligned_alloc(alignment, n);
+  if (!p && n) return ENOMEM;
+  *out = p;
+  return 0;
+}
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: accelopt-harness SPEC.json (events on fd 3)\n");
+    return 2;
+  }
+  InstallSignalHandlers();
+  Spec spec;
+  try {
+    spec = ReadSpec(argv[1]);
+  } catch (const std::exception& e) {
+    Emit({{"event", "harness_error"}, {"message", std::string("bad spec: ") + e.what()}});
+    return 3;
+  }
+  std::unique_ptr<Counters> counters;
+  if (spec.counters) counters = std::make_unique<Counters>();
+
+  SetPhase("loading");
+  void* lib = dlopen(spec.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  AnyFn fn = lib ? reinterpret_cast<AnyFn>(dlsym(lib, spec.symbol.c_str())) : nullptr;
+  if (!fn) {
+    Emit({{"event", "load_error"}, {"message", std::string(dlerror() ? dlerror() : "symbol not found: " + spec.symbol)}});
+    return 4;
+  }
+  Buffers b;
+  if (spec.inputs.size() + spec.outputs.size() > kMaxArgs || !Allocate(spec, b)) {
+    Emit({{"event", "harness_error"}, {"message", "cannot allocate the kernel's arguments"}});
+    return 5;
+  }
+  if (spec.seccomp) {
+    std::string error;
+    if (!InstallSeccomp(error)) {
+      Emit({{"event", "harness_error"}, {"message", error}});
+      return 6;
+    }
+  }
+  double first_call = 0, correctness = 0;
+  if (!RunSeeds(spec, fn, b, first_call, correctness)) return 0;
+  json result = {{"event", "result"}, {"first_call_seconds", first_call}, {"correctness_seconds", correctness}};
+  if (spec.mode == "candidate" && spec.timing.value("enabled", true)) {
+    json timing = TimeKernel(spec, fn, b, first_call, counters && counters->error().empty() ? counters.get() : nullptr);
+    result.update(timing);
+    if (counters && !counters->error().empty()) result["counters_error"] = counters->error();
+  }
+  Emit(result);
+  Emit({{"event", "done"}});
+  return 0;
+}

@@ -1,0 +1,53 @@
+#pragma once
+/// The evaluator's verdict on one candidate kernel (DESIGN.md section 5).
+
+#include <optional>
+#include <string>
+
+#include "core/json_io.h"
+#include "eval/compare.h"
+#include "eval/stats.h"
+
+namespace accelopt::eval {
+
+enum class Verdict { kOk, kCompileError, kRuntimeError, kTimeout, kResourceLimit, kWrongAnswer };
+
+/// "ok", "compile_error", "runtime_error", "timeout", "resource_limit", "wrong_answer".
+const char* VerdictName(Verdict verdict);
+
+/// Hardware counters per timed call; absent when the kernel does not allow them.
+struct CounterValues {
+  bool available = false;
+  std::string unavailable_reason;
+  double cycles = 0, instructions = 0, cache_misses = 0;
+};
+
+struct Profile {
+  std::string task, shape, target = "cpu";
+  Verdict status = Verdict::kOk;
+  std::string message;               ///< one line: why the status is what it is
+  std::string compile_log;           ///< compiler diagnostics (truncated)
+  std::string vectorization_report;  ///< compiler vectorization remarks (truncated)
+  std::string run_log;               ///< the child's stdout and stderr (truncated)
+  std::string phase;                 ///< where a failing child was (e.g. "correctness call, seed 1")
+  double compile_seconds = 0;
+  bool compile_cached = false;
+  int seeds = 0;
+  std::optional<ErrorStats> errors;  ///< present once outputs were compared
+  double tolerance = 0;
+  std::optional<LatencyStats> latency;
+  CounterValues counters;
+  // Roofline scoring; filled when the status is ok.
+  std::string bound;                 ///< "memory", "mm" or "vec"
+  double roofline_seconds = 0;       ///< T
+  double percent_of_peak = 0;        ///< 100 x T / median latency
+  double achieved_gbs = 0;           ///< min_bytes / median latency
+  double achieved_gflops = 0;        ///< (flops_mm + flops_vec) / median latency
+  // Accounting for the engine benchmark.
+  double wall_seconds = 0;           ///< whole evaluation
+  double kernel_seconds = 0;         ///< time inside kernel calls (correctness, warm-up, timed)
+
+  Json ToJson() const;
+};
+
+}  // namespace accelopt::eval

@@ -1,0 +1,185 @@
+#include "eval/sandbox.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+extern char** environ;
+
+namespace accelopt::eval {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int AllowedCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+// Everything the child needs, prepared before fork: after fork only
+// async-signal-safe calls are allowed.
+struct ChildPlan {
+  std::vector<std::string> argv_storage, env_storage;
+  std::vector<char*> argv, env;
+  std::vector<std::pair<int, rlimit>> limits;
+};
+
+ChildPlan Plan(const SandboxRequest& request) {
+  ChildPlan plan;
+  plan.argv_storage = request.argv;
+  for (char** e = environ; *e; ++e) plan.env_storage.emplace_back(*e);
+  for (const auto& e : request.env) plan.env_storage.push_back(e);
+  for (auto& s : plan.argv_storage) plan.argv.push_back(s.data());
+  plan.argv.push_back(nullptr);
+  for (auto& s : plan.env_storage) plan.env.push_back(s.data());
+  plan.env.push_back(nullptr);
+
+  const SandboxLimits& l = request.limits;
+  auto lim = [](rlim_t v) { return rlimit{v, v}; };
+  double cpu = l.cpu_seconds > 0 ? l.cpu_seconds : l.wall_seconds * AllowedCores() + 1;
+  // Soft CPU limit raises SIGXCPU (reported); the hard limit a second later kills.
+  plan.limits.push_back({RLIMIT_CPU, {static_cast<rlim_t>(cpu), static_cast<rlim_t>(cpu) + 1}});
+  if (l.address_space_bytes > 0) plan.limits.push_back({RLIMIT_AS, lim(l.address_space_bytes)});
+  plan.limits.push_back({RLIMIT_FSIZE, lim(l.file_size_bytes)});
+  plan.limits.push_back({RLIMIT_CORE, lim(0)});
+  if (l.max_processes > 0) plan.limits.push_back({RLIMIT_NPROC, lim(l.max_processes)});
+  return plan;
+}
+
+[[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd,
+                            int err_fd, int event_fd) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  int devnull = open("/dev/null", O_RDONLY);
+  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0 ||
+      dup2(event_fd, 3) < 0)
+    _exit(126);
+  syscall(SYS_close_range, 4, ~0U, 0);
+  if (!workdir.empty() && chdir(workdir.c_str()) != 0) _exit(126);
+  for (const auto& [resource, value] : plan.limits) setrlimit(resource, &value);
+  execve(plan.argv[0], plan.argv.data(), plan.env.data());
+  _exit(127);
+}
+
+struct Stream {
+  int fd;
+  std::string* text;
+  size_t cap;
+  bool* truncated;
+};
+
+// Reads what is available (bounded, so a flood cannot starve the deadline
+// check); returns false at end of stream.
+bool Drain(Stream& s) {
+  char buf[65536];
+  for (int round = 0; round < 64; ++round) {
+    ssize_t n = read(s.fd, buf, sizeof buf);
+    if (n > 0) {
+      size_t keep = std::min(static_cast<size_t>(n), s.cap - std::min(s.cap, s.text->size()));
+      s.text->append(buf, keep);
+      if (keep < static_cast<size_t>(n) && s.truncated) *s.truncated = true;
+      continue;
+    }
+    if (n == 0) return false;
+    return errno == EAGAIN || errno == EINTR;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
+  if (request.argv.empty()) return Error{"sandbox: empty command"};
+  ChildPlan plan = Plan(request);
+  std::array<int, 2> pipes[3];
+  for (auto& p : pipes)
+    if (pipe2(p.data(), O_CLOEXEC) != 0) return Error{std::string("sandbox: pipe: ") + std::strerror(errno)};
+
+  double start = Now();
+  pid_t pid = fork();
+  if (pid < 0) {
+    for (auto& p : pipes) close(p[0]), close(p[1]);
+    return Error{std::string("sandbox: fork: ") + std::strerror(errno)};
+  }
+  if (pid == 0) ExecChild(plan, request.workdir, pipes[0][1], pipes[1][1], pipes[2][1]);
+  setpgid(pid, pid);  // also in the parent, so a kill right away reaches the group
+  for (auto& p : pipes) close(p[1]);
+
+  SandboxOutcome outcome;
+  bool dummy = false;
+  std::vector<Stream> streams = {
+      {pipes[0][0], &outcome.out, request.limits.capture_bytes, &outcome.out_truncated},
+      {pipes[1][0], &outcome.err, request.limits.capture_bytes, &outcome.err_truncated},
+      {pipes[2][0], &outcome.events, request.limits.event_bytes, &dummy}};
+  for (auto& s : streams) fcntl(s.fd, F_SETFL, O_NONBLOCK);
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+
+  double deadline = start + request.limits.wall_seconds;
+  bool exited = false;
+  while (!exited) {
+    std::vector<pollfd> fds;
+    for (auto& s : streams)
+      if (s.fd >= 0) fds.push_back({s.fd, POLLIN, 0});
+    if (pidfd >= 0) fds.push_back({pidfd, POLLIN, 0});
+    double left = deadline - Now();
+    if (left <= 0) {
+      outcome.timed_out = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    // Without a pidfd, wake up regularly to check the child.
+    int timeout_ms = pidfd >= 0 ? static_cast<int>(left * 1000) + 1 : std::min(50, static_cast<int>(left * 1000) + 1);
+    int rc = poll(fds.data(), fds.size(), timeout_ms);
+    if (rc < 0 && errno != EINTR) break;
+    for (auto& s : streams)
+      if (s.fd >= 0 && !Drain(s)) close(s.fd), s.fd = -1;
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      exited = poll(&p, 1, 0) == 1;
+    } else {
+      int status;
+      exited = waitpid(pid, &status, WNOHANG | WNOWAIT) == pid;
+    }
+  }
+  int status = 0;
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  kill(-pid, SIGKILL);  // stragglers the child may have left in its group
+  outcome.wall_seconds = Now() - start;
+  for (auto& s : streams)
+    if (s.fd >= 0) {
+      Drain(s);
+      close(s.fd);
+    }
+  if (pidfd >= 0) close(pidfd);
+  outcome.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec +
+                        usage.ru_stime.tv_usec * 1e-6;
+  outcome.max_rss_kb = usage.ru_maxrss;
+  if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) outcome.term_signal = WTERMSIG(status);
+  return outcome;
+}
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* text = sigdescr_np(sig);
+  std::string name = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+  return text ? name + " (" + text + ")" : name;
+}
+
+}  // namespace accelopt::eval

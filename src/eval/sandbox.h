@@ -1,0 +1,54 @@
+#pragma once
+/// Running an untrusted program in a child process with limits.
+///
+/// The child gets its own process group and working directory, stdin from
+/// /dev/null, captured (and truncated) stdout/stderr, an extra pipe on fd 3 for
+/// structured events, resource limits, no core dumps, and dies with the engine.
+/// Whatever the child does, RunSandboxed returns: crashes, hangs and floods are
+/// fields of the outcome. Only a failure to start the child is an Error.
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace accelopt::eval {
+
+struct SandboxLimits {
+  double wall_seconds = 60;            ///< killed (whole process group) after this
+  double cpu_seconds = 0;              ///< RLIMIT_CPU; 0 = wall_seconds x cores + 1
+  long address_space_bytes = 8L << 30; ///< RLIMIT_AS; 0 = unlimited
+  long file_size_bytes = 1L << 30;     ///< RLIMIT_FSIZE
+  long max_processes = 0;              ///< RLIMIT_NPROC (ignored for root); 0 = unchanged
+  size_t capture_bytes = 64 << 10;     ///< kept of stdout and of stderr each
+  size_t event_bytes = 16 << 20;       ///< kept of the fd 3 event stream
+};
+
+struct SandboxRequest {
+  std::vector<std::string> argv;       ///< argv[0] is the program path
+  std::string workdir;                 ///< the child's working directory
+  std::vector<std::string> env;        ///< extra NAME=VALUE, added to the engine's environment
+  SandboxLimits limits;
+};
+
+struct SandboxOutcome {
+  int exit_code = -1;      ///< -1 when killed by a signal
+  int term_signal = 0;     ///< signal that ended it, 0 if it exited
+  bool timed_out = false;  ///< the wall limit was hit and the group killed
+  double wall_seconds = 0;
+  double cpu_seconds = 0;  ///< user + system, all threads
+  long max_rss_kb = 0;
+  std::string out;         ///< stdout, truncated to capture_bytes
+  std::string err;         ///< stderr, truncated to capture_bytes
+  bool out_truncated = false, err_truncated = false;
+  std::string events;      ///< what the child wrote to fd 3
+  bool exited_cleanly() const { return !timed_out && term_signal == 0 && exit_code == 0; }
+};
+
+/// Runs the request to completion. Blocks. Thread-safe (each call owns its child).
+Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request);
+
+/// "SIGSEGV (segmentation fault)" etc.
+std::string SignalName(int sig);
+
+}  // namespace accelopt::eval

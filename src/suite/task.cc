@@ -1,0 +1,327 @@
+#include "suite/task.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+namespace accelopt::suite {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Parsing context: builds errors that name the file, the field and the line.
+class Fields {
+ public:
+  explicit Fields(std::string file) : file_(std::move(file)) {}
+
+  Error Fail(const std::string& field, const YAML::Node& node, const std::string& what) const {
+    std::string where = file_ + ": field '" + field + "'";
+    if (node.IsDefined() && node.Mark().line >= 0)
+      where += " (line " + std::to_string(node.Mark().line + 1) + ")";
+    return Error{where + ": " + what};
+  }
+
+  Result<YAML::Node> Required(const YAML::Node& parent, const std::string& key,
+                              const std::string& field) const {
+    YAML::Node node = parent[key];
+    if (!node.IsDefined() || node.IsNull())
+      return Error{file_ + ": missing field '" + field + "'"};
+    return node;
+  }
+
+  Result<std::string> Scalar(const YAML::Node& node, const std::string& field) const {
+    if (!node.IsScalar()) return Fail(field, node, "expected a single value");
+    return node.Scalar();
+  }
+
+  Result<double> Number(const YAML::Node& node, const std::string& field) const {
+    auto text = Scalar(node, field);
+    if (!text) return text.error();
+    char* end = nullptr;
+    double value = std::strtod(text->c_str(), &end);
+    if (text->empty() || *end != '\0' || !std::isfinite(value))
+      return Fail(field, node, "expected a number, got '" + *text + "'");
+    return value;
+  }
+
+  Result<Expr> Expression(const YAML::Node& node, const std::string& field) const {
+    auto text = Scalar(node, field);
+    if (!text) return text.error();
+    auto expr = Expr::Parse(*text);
+    if (!expr) return Fail(field, node, expr.error().message);
+    return expr;
+  }
+
+  Result<Bindings> NumberMap(const YAML::Node& node, const std::string& field) const {
+    if (!node.IsMap()) return Fail(field, node, "expected a mapping of names to numbers");
+    Bindings out;
+    for (const auto& item : node) {
+      std::string key = item.first.as<std::string>();
+      auto value = Number(item.second, field + "." + key);
+      if (!value) return value.error();
+      out[key] = *value;
+    }
+    return out;
+  }
+
+ private:
+  std::string file_;
+};
+
+Result<Distribution> ParseDistribution(const Fields& f, const YAML::Node& node,
+                                       const std::string& field) {
+  Distribution dist;
+  if (!node.IsDefined()) return dist;  // standard normal
+  if (!node.IsMap()) return f.Fail(field, node, "expected {kind: normal|uniform, ...}");
+  auto kind = f.Required(node, "kind", field + ".kind");
+  if (!kind) return kind.error();
+  dist.kind = kind->Scalar();
+  const char* first = dist.kind == "normal" ? "mean" : "low";
+  const char* second = dist.kind == "normal" ? "std" : "high";
+  if (dist.kind != "normal" && dist.kind != "uniform")
+    return f.Fail(field + ".kind", *kind, "expected 'normal' or 'uniform', got '" + dist.kind + "'");
+  for (auto [key, slot] : {std::pair{first, &dist.a}, std::pair{second, &dist.b}}) {
+    auto value = f.Required(node, key, field + "." + key);
+    if (!value) return value.error();
+    auto number = f.Number(*value, field + "." + key);
+    if (!number) return number.error();
+    *slot = *number;
+  }
+  if (dist.kind == "normal" ? dist.b <= 0 : dist.b <= dist.a)
+    return f.Fail(field, node, dist.kind == "normal" ? "std must be positive" : "high must exceed low");
+  return dist;
+}
+
+Result<std::vector<Tensor>> ParseTensors(const Fields& f, const YAML::Node& list,
+                                         const std::string& field, bool with_dist) {
+  if (!list.IsSequence() || list.size() == 0)
+    return f.Fail(field, list, "expected a non-empty list of {name, shape}");
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string at = field + "[" + std::to_string(i) + "]";
+    const YAML::Node& item = list[i];
+    if (!item.IsMap()) return f.Fail(at, item, "expected {name, shape}");
+    Tensor t;
+    auto name = f.Required(item, "name", at + ".name");
+    if (!name) return name.error();
+    t.name = name->Scalar();
+    auto shape = f.Required(item, "shape", at + ".shape");
+    if (!shape) return shape.error();
+    if (!shape->IsSequence() || shape->size() == 0)
+      return f.Fail(at + ".shape", *shape, "expected a list of dimension expressions");
+    for (size_t d = 0; d < shape->size(); ++d) {
+      auto dim = f.Expression((*shape)[d], at + ".shape[" + std::to_string(d) + "]");
+      if (!dim) return dim.error();
+      t.shape.push_back(*dim);
+    }
+    if (with_dist) {
+      auto dist = ParseDistribution(f, item["dist"], at + ".dist");
+      if (!dist) return dist.error();
+      t.dist = *dist;
+    }
+    tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+// Every name an expression uses must be a parameter of every shape or a constant.
+Status CheckNames(const Fields& f, const Task& task, const YAML::Node& root) {
+  auto check = [&](const Expr& expr, const std::string& field) -> Status {
+    for (const auto& name : expr.Names()) {
+      if (task.constants.count(name)) continue;
+      for (const auto& [shape, params] : task.shapes)
+        if (!params.count(name))
+          return f.Fail(field, root, "expression '" + expr.text() + "' uses '" + name +
+                                         "', which shape '" + shape + "' does not define");
+    }
+    return Ok{};
+  };
+  for (const auto* group : {&task.inputs, &task.outputs})
+    for (const auto& t : *group)
+      for (const auto& dim : t.shape)
+        if (auto s = check(dim, t.name + ".shape"); !s) return s;
+  for (auto [expr, field] : {std::pair{&task.roofline.flops_mm, "roofline.flops_mm"},
+                             std::pair{&task.roofline.flops_vec, "roofline.flops_vec"},
+                             std::pair{&task.roofline.min_bytes, "roofline.min_bytes"}})
+    if (auto s = check(*expr, field); !s) return s;
+  return Ok{};
+}
+
+std::string Flatten(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
+Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::string& dir) {
+  Task task;
+  task.dir = fs::absolute(dir).lexically_normal().string();
+  if (!task.dir.empty() && task.dir.back() == '/') task.dir.pop_back();
+  if (!root.IsMap()) return f.Fail("(top level)", root, "expected a mapping");
+
+  auto name = f.Required(root, "name", "name");
+  if (!name) return name.error();
+  task.name = name->Scalar();
+  if (task.name != fs::path(task.dir).filename().string())
+    return f.Fail("name", *name, "must equal the folder name '" +
+                                     fs::path(task.dir).filename().string() + "'");
+  if (root["description"]) task.description = root["description"].Scalar();
+  if (const auto& prov = root["provenance"]; prov && prov.IsMap())
+    for (const auto& item : prov) task.provenance[item.first.Scalar()] = Flatten(item.second);
+
+  auto shapes = f.Required(root, "shapes", "shapes");
+  if (!shapes) return shapes.error();
+  if (!shapes->IsMap()) return f.Fail("shapes", *shapes, "expected a mapping of shape names");
+  for (const auto& item : *shapes) {
+    std::string field = "shapes." + item.first.Scalar();
+    auto params = f.NumberMap(item.second, field);
+    if (!params) return params.error();
+    for (const auto& [param, value] : *params)
+      if (value < 1 || value != std::floor(value))
+        return f.Fail(field + "." + param, item.second[param], "expected a positive integer");
+    task.shapes[item.first.Scalar()] = *params;
+  }
+  for (const char* required : {"test", "bench"})
+    if (!task.shapes.count(required))
+      return f.Fail("shapes", *shapes, std::string("missing the required shape '") + required + "'");
+
+  if (root["constants"]) {
+    auto constants = f.NumberMap(root["constants"], "constants");
+    if (!constants) return constants.error();
+    task.constants = *constants;
+  }
+  auto inputs = f.Required(root, "inputs", "inputs");
+  if (!inputs) return inputs.error();
+  auto in = ParseTensors(f, *inputs, "inputs", true);
+  if (!in) return in.error();
+  task.inputs = *in;
+  auto outputs = f.Required(root, "outputs", "outputs");
+  if (!outputs) return outputs.error();
+  auto out = ParseTensors(f, *outputs, "outputs", false);
+  if (!out) return out.error();
+  task.outputs = *out;
+
+  if (root["tolerance"]) {
+    auto tol = f.Number(root["tolerance"], "tolerance");
+    if (!tol) return tol.error();
+    if (*tol <= 0 || *tol >= 1) return f.Fail("tolerance", root["tolerance"], "expected 0 < tolerance < 1");
+    task.tolerance = *tol;
+  }
+  auto roofline = f.Required(root, "roofline", "roofline");
+  if (!roofline) return roofline.error();
+  for (auto [key, slot] : {std::pair{"flops_mm", &task.roofline.flops_mm},
+                           std::pair{"flops_vec", &task.roofline.flops_vec},
+                           std::pair{"min_bytes", &task.roofline.min_bytes}}) {
+    auto node = f.Required(*roofline, key, std::string("roofline.") + key);
+    if (!node) return node.error();
+    auto expr = f.Expression(*node, std::string("roofline.") + key);
+    if (!expr) return expr.error();
+    *slot = *expr;
+  }
+  if (auto s = CheckNames(f, task, root); !s) return s.error();
+  return task;
+}
+
+}  // namespace
+
+Result<Task> LoadTask(const std::string& dir) {
+  std::string file = (fs::path(dir) / "task.yaml").string();
+  Fields fields(file);
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::BadFile&) {
+    return Error{file + ": cannot read the file"};
+  } catch (const YAML::Exception& e) {
+    return Error{file + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg};
+  }
+  try {
+    auto task = ParseTask(fields, root, dir);
+    if (!task) return task;
+    for (const char* source : {"reference.cpp", "baseline.cpp"})
+      if (!fs::exists(fs::path(dir) / source))
+        return Error{(fs::path(dir) / source).string() + ": missing (every task needs one)"};
+    return task;
+  } catch (const YAML::Exception& e) {
+    return Error{file + ": malformed at line " + std::to_string(e.mark.line + 1) + ": " + e.msg};
+  }
+}
+
+Result<std::vector<Task>> LoadSuite(const std::string& suite_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(suite_dir, ec)) return Error{"task suite folder not found: " + suite_dir};
+  std::vector<Task> tasks;
+  for (const auto& entry : fs::directory_iterator(suite_dir, ec)) {
+    if (!entry.is_directory() || !fs::exists(entry.path() / "task.yaml")) continue;
+    auto task = LoadTask(entry.path().string());
+    if (!task) return task.error();
+    tasks.push_back(std::move(*task));
+  }
+  if (ec) return Error{"cannot list " + suite_dir + ": " + ec.message()};
+  std::sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.name < b.name; });
+  return tasks;
+}
+
+namespace {
+
+Result<std::vector<BoundTensor>> BindTensors(const std::vector<Tensor>& tensors,
+                                             const Bindings& bindings, const std::string& where) {
+  std::vector<BoundTensor> out;
+  for (const auto& t : tensors) {
+    BoundTensor b{t.name, {}, 1, t.dist};
+    for (const auto& dim : t.shape) {
+      auto value = dim.Evaluate(bindings);
+      if (!value) return Error{where + ", tensor '" + t.name + "': " + value.error().message};
+      if (*value < 1 || *value != std::floor(*value) || *value > 1e12)
+        return Error{where + ", tensor '" + t.name + "': dimension '" + dim.text() +
+                     "' must be a positive integer, got " + std::to_string(*value)};
+      b.dims.push_back(static_cast<long>(*value));
+      b.elements *= b.dims.back();
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<BoundTask> Bind(const Task& task, const std::string& shape_name) {
+  auto shape = task.shapes.find(shape_name);
+  if (shape == task.shapes.end()) {
+    std::string known;
+    for (const auto& [name, _] : task.shapes) known += (known.empty() ? "" : ", ") + name;
+    return Error{"task '" + task.name + "' has no shape '" + shape_name + "' (it has: " + known + ")"};
+  }
+  BoundTask bound;
+  bound.task = &task;
+  bound.shape_name = shape_name;
+  bound.params = shape->second;
+  Bindings all = task.constants;
+  for (const auto& [k, v] : shape->second) all[k] = v;
+  std::string where = "task '" + task.name + "' shape '" + shape_name + "'";
+  auto inputs = BindTensors(task.inputs, all, where);
+  if (!inputs) return inputs.error();
+  auto outputs = BindTensors(task.outputs, all, where);
+  if (!outputs) return outputs.error();
+  bound.inputs = *inputs;
+  bound.outputs = *outputs;
+  return bound;
+}
+
+std::string BoundTask::ShapeHeader() const {
+  std::ostringstream out;
+  out << "// Generated by accelopt: task '" << task->name << "', shape '" << shape_name << "'.\n"
+      << "#pragma once\n";
+  for (const auto& [name, value] : params)
+    out << "constexpr long " << name << " = " << static_cast<long>(value) << ";\n";
+  out.precision(17);
+  for (const auto& [name, value] : task->constants)
+    out << "constexpr double " << name << " = " << value << ";\n";
+  return out.str();
+}
+
+}  // namespace accelopt::suite

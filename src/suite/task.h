@@ -1,0 +1,80 @@
+#pragma once
+/// A task folder (docs/task-format.md) loaded and validated.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "suite/expr.h"
+
+namespace accelopt::suite {
+
+/// How an input's values are drawn. Normal(mean, std) or Uniform[low, high).
+struct Distribution {
+  std::string kind = "normal";  ///< "normal" or "uniform"
+  double a = 0;                 ///< mean (normal) or low (uniform)
+  double b = 1;                 ///< std (normal) or high (uniform)
+};
+
+/// One kernel argument: an input or an output array of float32.
+struct Tensor {
+  std::string name;
+  std::vector<Expr> shape;   ///< one expression per dimension
+  Distribution dist;         ///< inputs only
+};
+
+/// The roofline model of DESIGN.md section 3, as expressions.
+struct RooflineExprs {
+  Expr flops_mm;
+  Expr flops_vec;
+  Expr min_bytes;
+};
+
+struct Task {
+  std::string name;
+  std::string dir;                                    ///< absolute folder path
+  std::string description;
+  std::map<std::string, std::string> provenance;      ///< model, shape, note (as text)
+  std::map<std::string, Bindings> shapes;             ///< shape name -> parameters
+  Bindings constants;                                 ///< non-shape numbers (eps, ...)
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  double tolerance = 2e-5;                            ///< relative L2 error bound
+  RooflineExprs roofline;
+
+  std::string reference_path() const { return dir + "/reference.cpp"; }
+  std::string baseline_path() const { return dir + "/baseline.cpp"; }
+};
+
+/// A task at one shape: every dimension evaluated.
+struct BoundTensor {
+  std::string name;
+  std::vector<long> dims;
+  long elements = 1;
+  Distribution dist;
+};
+
+struct BoundTask {
+  const Task* task = nullptr;
+  std::string shape_name;
+  Bindings params;                     ///< the shape's parameters
+  std::vector<BoundTensor> inputs;
+  std::vector<BoundTensor> outputs;
+  /// C++ header declaring each parameter and constant (`constexpr long M = 64;`).
+  std::string ShapeHeader() const;
+};
+
+/// Loads and validates `dir/task.yaml`. Errors name the file, the field and
+/// what was expected.
+Result<Task> LoadTask(const std::string& dir);
+
+/// Loads every subfolder of `suite_dir` holding a task.yaml, sorted by name.
+/// The first malformed task is an error.
+Result<std::vector<Task>> LoadSuite(const std::string& suite_dir);
+
+/// Evaluates the shape `shape_name`; an unknown shape or a dimension that is
+/// not a positive integer is an error naming the tensor.
+Result<BoundTask> Bind(const Task& task, const std::string& shape_name);
+
+}  // namespace accelopt::suite

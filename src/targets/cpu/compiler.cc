@@ -1,0 +1,115 @@
+#include "targets/cpu/compiler.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "core/hash.h"
+#include "core/json_io.h"
+#include "eval/sandbox.h"
+
+namespace accelopt::cpu {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string CacheKey(const std::string& source, const std::string& header, const CompileOptions& o) {
+  std::string key = o.compiler + "\n";
+  for (const auto& f : o.flags) key += f + " ";
+  for (const auto& l : o.libraries) key += "-l" + l + " ";
+  key += o.vectorization_report ? "vec\n" : "\n";
+  return Hex64(Fnv1a64(source, Fnv1a64(header, Fnv1a64(key))));
+}
+
+// Keeps the remarks about the kernel's own source, not about system headers.
+std::string FilterRemarks(const std::string& text, size_t cap) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line) && out.size() < cap)
+    if (line.rfind("kernel.cpp:", 0) == 0) out += line + "\n";
+  return out;
+}
+
+std::string Truncate(std::string text, size_t cap) {
+  if (text.size() > cap) text = text.substr(0, cap) + "\n[... truncated]\n";
+  return text;
+}
+
+CompileOutcome LoadCached(const fs::path& dir) {
+  CompileOutcome out;
+  out.ok = true;
+  out.cached = true;
+  out.library_path = (dir / "kernel.so").string();
+  if (auto log = ReadFile((dir / "compile.log").string())) out.log = *log;
+  if (auto vec = ReadFile((dir / "vectorization.txt").string())) out.vectorization_report = *vec;
+  return out;
+}
+
+}  // namespace
+
+Result<CompileOutcome> CompileKernel(const std::string& source, const std::string& header,
+                                     const CompileOptions& options, const std::string& scratch_dir) {
+  std::string key = CacheKey(source, header, options);
+  fs::path cached = options.cache_dir.empty() ? fs::path() : fs::path(options.cache_dir) / key;
+  std::error_code ec;
+  if (!cached.empty() && fs::exists(cached / "kernel.so", ec)) return LoadCached(cached);
+
+  fs::path dir = fs::path(scratch_dir) / ("build-" + key);
+  fs::create_directories(dir, ec);
+  if (ec) return Error{"cannot create build folder " + dir.string() + ": " + ec.message()};
+  for (auto [name, text] : {std::pair{"kernel.cpp", &source}, std::pair{"shape.h", &header}})
+    if (auto s = WriteFile((dir / name).string(), *text); !s) return s.error();
+
+  eval::SandboxRequest request;
+  request.workdir = dir.string();
+  request.argv = {options.compiler};
+  for (const auto& f : options.flags) request.argv.push_back(f);
+  for (const char* f : {"-fPIC", "-shared", "-Wall", "-Wl,-z,defs", "-include", "shape.h", "kernel.cpp",
+                        "-o", "kernel.so"})
+    request.argv.push_back(f);
+  if (options.vectorization_report) request.argv.push_back("-fopt-info-vec-optimized=vectorization.txt");
+  for (const auto& l : options.libraries) request.argv.push_back("-l" + l);
+  // The compiler is trusted but the source is not (#include "/dev/zero"): limit it too.
+  request.limits.wall_seconds = options.timeout_seconds;
+  request.limits.address_space_bytes = 8L << 30;
+  request.limits.capture_bytes = options.log_bytes;
+  // Resolve the compiler through PATH here: the sandbox executes a path.
+  if (request.argv[0].find('/') == std::string::npos) {
+    std::string path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+    std::istringstream dirs(path);
+    std::string d;
+    while (std::getline(dirs, d, ':'))
+      if (!d.empty() && access((d + "/" + options.compiler).c_str(), X_OK) == 0) {
+        request.argv[0] = d + "/" + options.compiler;
+        break;
+      }
+  }
+  auto run = eval::RunSandboxed(request);
+  if (!run) return run.error();
+  if (run->exit_code == 127) return Error{"cannot run the compiler '" + options.compiler + "'"};
+
+  CompileOutcome out;
+  out.seconds = run->wall_seconds;
+  out.log = Truncate(run->err + run->out, options.log_bytes);
+  if (run->timed_out) out.log += "\n[the compiler was stopped after " + std::to_string(options.timeout_seconds) + " s]\n";
+  out.ok = run->exited_cleanly() && fs::exists(dir / "kernel.so", ec);
+  if (auto vec = ReadFile((dir / "vectorization.txt").string()))
+    out.vectorization_report = FilterRemarks(*vec, options.log_bytes);
+  if (!out.ok) return out;
+  WriteFile((dir / "compile.log").string(), out.log);
+  WriteFile((dir / "vectorization.txt").string(), out.vectorization_report);
+  if (cached.empty()) {
+    out.library_path = (dir / "kernel.so").string();
+    return out;
+  }
+  // Publish atomically; a concurrent builder of the same key may have won the race.
+  fs::create_directories(cached.parent_path(), ec);
+  fs::rename(dir, cached, ec);
+  if (ec && !fs::exists(cached / "kernel.so")) return Error{"cannot store build in " + cached.string() + ": " + ec.message()};
+  if (ec) fs::remove_all(dir, ec);
+  out.library_path = (cached / "kernel.so").string();
+  return out;
+}
+
+}  // namespace accelopt::cpu

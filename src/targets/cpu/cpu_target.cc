@@ -1,0 +1,345 @@
+#include "targets/cpu/cpu_target.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <random>
+#include <sstream>
+
+#include "core/paths.h"
+#include "eval/sandbox.h"
+
+namespace accelopt::cpu {
+namespace fs = std::filesystem;
+using eval::Profile;
+using eval::Verdict;
+
+namespace {
+
+// What the harness child reported, parsed from its fd 3 event stream.
+struct HarnessRun {
+  eval::SandboxOutcome outcome;
+  std::vector<Json> events;
+  std::string phase = "start";
+  const Json* Find(const std::string& kind) const {
+    for (const auto& e : events)
+      if (e.value("event", "") == kind) return &e;
+    return nullptr;
+  }
+};
+
+HarnessRun ParseEvents(eval::SandboxOutcome outcome) {
+  HarnessRun run;
+  std::istringstream lines(outcome.events);
+  std::string line;
+  while (std::getline(lines, line)) {
+    Json event = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!event.is_object()) continue;  // a kernel may scribble on fd 3; ignore what is not ours
+    if (event.value("event", "") == "phase") run.phase = event.value("phase", run.phase);
+    run.events.push_back(std::move(event));
+  }
+  run.outcome = std::move(outcome);
+  return run;
+}
+
+Json TensorsJson(const std::vector<suite::BoundTensor>& tensors, bool with_dist) {
+  Json list = Json::array();
+  for (const auto& t : tensors) {
+    Json j = {{"name", t.name}, {"count", t.elements}};
+    if (with_dist) j["dist"] = {{"kind", t.dist.kind}, {"a", t.dist.a}, {"b", t.dist.b}};
+    list.push_back(j);
+  }
+  return list;
+}
+
+long DataBytes(const suite::BoundTask& bound) {
+  long elements = 0;
+  for (const auto* group : {&bound.inputs, &bound.outputs})
+    for (const auto& t : *group) elements += t.elements;
+  return elements * 8;  // doubles for the reference outputs, copies of the inputs
+}
+
+std::string Truncate(std::string text, size_t cap) {
+  if (text.size() > cap) text = text.substr(0, cap) + "\n[... truncated]\n";
+  return text;
+}
+
+std::string RunLog(const eval::SandboxOutcome& o) {
+  std::string log;
+  if (!o.out.empty()) log += "--- stdout" + std::string(o.out_truncated ? " (truncated)" : "") + "\n" + o.out;
+  if (!o.err.empty()) log += "--- stderr" + std::string(o.err_truncated ? " (truncated)" : "") + "\n" + o.err;
+  return log;
+}
+
+// Turns a child that did not finish normally into a verdict. Returns false when it finished.
+bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& message) {
+  const auto& o = run.outcome;
+  const std::string during = " during " + run.phase;
+  if (const Json* e = run.Find("forbidden")) {
+    verdict = Verdict::kResourceLimit;
+    message = "the kernel tried to create a process or run a program (system call " +
+              std::to_string(e->value("syscall", -1)) + ")" + during;
+    return true;
+  }
+  if (const Json* e = run.Find("violation")) {
+    std::string what = e->value("message", "");
+    verdict = what.rfind("modified", 0) == 0 ? Verdict::kWrongAnswer : Verdict::kRuntimeError;
+    message = "the kernel " + what + " (seed " + std::to_string(e->value("seed_index", 0)) + ")";
+    return true;
+  }
+  if (o.timed_out) {
+    verdict = Verdict::kTimeout;
+    message = "killed after the wall-clock limit of " + std::to_string(static_cast<int>(o.wall_seconds)) + " s" + during;
+    return true;
+  }
+  const Json* sig = run.Find("signal");
+  int signal_number = sig ? sig->value("signal", 0) : o.term_signal;
+  bool alloc_failed = sig && sig->value("alloc_failed", false);
+  if (signal_number == SIGXCPU || o.term_signal == SIGXCPU) {
+    verdict = Verdict::kTimeout;
+    message = "CPU time limit exceeded" + during;
+    return true;
+  }
+  if (signal_number == SIGXFSZ) {
+    verdict = Verdict::kResourceLimit;
+    message = "file size limit exceeded" + during;
+    return true;
+  }
+  if (alloc_failed) {
+    verdict = Verdict::kResourceLimit;
+    message = "memory limit: an allocation failed, then " + eval::SignalName(signal_number) + during;
+    return true;
+  }
+  if (signal_number != 0) {
+    verdict = o.term_signal == SIGKILL && !sig ? Verdict::kResourceLimit : Verdict::kRuntimeError;
+    message = "killed by " + eval::SignalName(signal_number) + during;
+    return true;
+  }
+  if (const Json* e = run.Find("load_error")) {
+    verdict = Verdict::kCompileError;
+    message = "cannot load the kernel: " + e->value("message", "");
+    return true;
+  }
+  if (!run.Find("done")) {
+    verdict = Verdict::kRuntimeError;
+    message = "the process exited with code " + std::to_string(o.exit_code) + during +
+              " (a kernel must return, not exit)";
+    return true;
+  }
+  return false;
+}
+
+class CpuTarget : public targets::Target {
+ public:
+  explicit CpuTarget(CpuTargetOptions options) : options_(std::move(options)) {
+    if (options_.harness_path.empty()) options_.harness_path = HarnessPath();
+    if (options_.work_dir.empty()) options_.work_dir = CacheDir() + "/work";
+    if (options_.reference_compile.cache_dir.empty())
+      options_.reference_compile.cache_dir = CacheDir() + "/build";
+  }
+
+  std::string name() const override { return "cpu"; }
+
+  bool Supports(const suite::Task& task) const override {
+    std::error_code ec;
+    return fs::exists(task.baseline_path(), ec) && fs::exists(task.reference_path(), ec);
+  }
+
+  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> requests) override {
+    std::vector<Result<Profile>> out;
+    for (const auto& r : requests) out.push_back(EvaluateOne(r));
+    return out;
+  }
+
+ private:
+  Result<Profile> EvaluateOne(const targets::EvalRequest& request);
+  Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound,
+                                bool candidate);
+  Status RunReference(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir);
+  void Compare(const suite::BoundTask& bound, size_t seeds, const fs::path& dir, Profile& profile);
+  void Score(const suite::BoundTask& bound, const Json& result, Profile& profile);
+
+  CpuTargetOptions options_;
+};
+
+Result<HarnessRun> CpuTarget::RunHarness(const Json& spec, const fs::path& dir,
+                                         const suite::BoundTask& bound, bool candidate) {
+  std::string spec_path = (dir / (candidate ? "candidate.json" : "reference.json")).string();
+  if (auto s = WriteJsonFile(spec_path, spec); !s) return s.error();
+  eval::SandboxRequest request;
+  request.argv = {options_.harness_path, spec_path};
+  request.workdir = dir.string();
+  request.env = {"OMP_PROC_BIND=close", "OMP_PLACES=cores"};
+  request.limits.wall_seconds = options_.wall_seconds;
+  request.limits.address_space_bytes =
+      options_.memory_bytes > 0 ? options_.memory_bytes : (2L << 30) + 4 * DataBytes(bound);
+  request.limits.file_size_bytes = 2 * DataBytes(bound) + (64L << 20);
+  request.limits.max_processes = 0;
+  auto outcome = eval::RunSandboxed(request);
+  if (!outcome) return outcome.error();
+  return ParseEvents(std::move(*outcome));
+}
+
+Status CpuTarget::RunReference(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds,
+                               const fs::path& dir) {
+  const suite::Task& task = *bound.task;
+  auto source = ReadFile(task.reference_path());
+  if (!source) return source.error();
+  auto built = CompileKernel(*source, bound.ShapeHeader(), options_.reference_compile, dir.string());
+  if (!built) return built.error();
+  if (!built->ok) return Error{task.reference_path() + " does not compile:\n" + built->log};
+  Json spec = {{"mode", "reference"}, {"library", built->library_path}, {"symbol", "reference"},
+               {"output_prefix", "ref"}, {"inputs", TensorsJson(bound.inputs, true)},
+               {"outputs", TensorsJson(bound.outputs, false)}, {"seeds", seeds}};
+  auto run = RunHarness(spec, dir, bound, false);
+  if (!run) return run.error();
+  Verdict verdict;
+  std::string message;
+  if (ClassifyFailure(*run, verdict, message))
+    return Error{"the reference of task '" + task.name + "' failed: " + message + "\n" + RunLog(run->outcome)};
+  return Ok{};
+}
+
+void CpuTarget::Compare(const suite::BoundTask& bound, size_t seeds, const fs::path& dir, Profile& profile) {
+  eval::ErrorStats worst;
+  for (size_t s = 0; s < seeds; ++s) {
+    std::ifstream out(dir / ("out_" + std::to_string(s) + ".bin"), std::ios::binary);
+    std::ifstream ref(dir / ("ref_" + std::to_string(s) + ".bin"), std::ios::binary);
+    for (const auto& t : bound.outputs) {
+      std::vector<float> o(static_cast<size_t>(t.elements), NAN);
+      std::vector<double> r(static_cast<size_t>(t.elements), NAN);
+      out.read(reinterpret_cast<char*>(o.data()), static_cast<std::streamsize>(o.size() * sizeof(float)));
+      ref.read(reinterpret_cast<char*>(r.data()), static_cast<std::streamsize>(r.size() * sizeof(double)));
+      eval::ErrorStats e = eval::CompareOutputs(o.data(), r.data(), o.size());
+      if (!out || !ref) e.rel_l2 = INFINITY, e.nan_count = o.size();  // missing outputs
+      if ((!e.finite() || e.rel_l2 > profile.tolerance) && profile.message.empty())
+        profile.message = "output '" + t.name + "' (seed " + std::to_string(s) + "): " +
+                          (e.finite() ? "relative L2 error " + std::to_string(e.rel_l2) + " exceeds " +
+                                            std::to_string(profile.tolerance)
+                                      : std::to_string(e.nan_count) + " NaN and " + std::to_string(e.inf_count) +
+                                            " Inf of " + std::to_string(e.elements) + " values");
+      worst = s == 0 && &t == &bound.outputs.front() ? e : eval::Worst(worst, e);
+    }
+  }
+  profile.errors = worst;
+  if (!profile.message.empty()) profile.status = Verdict::kWrongAnswer;
+}
+
+void CpuTarget::Score(const suite::BoundTask& bound, const Json& result, Profile& profile) {
+  std::vector<std::vector<double>> series;
+  for (const auto& s : result.value("series", Json::array())) series.push_back(s.get<std::vector<double>>());
+  if (series.empty() || series.front().empty()) return;
+  profile.latency = eval::MostStable(series);
+  for (const auto& s : series)
+    for (double t : s) profile.kernel_seconds += t;
+  if (result.contains("counters") && result["counters"].contains("cycles")) {
+    profile.counters.available = true;
+    profile.counters.cycles = result["counters"].value("cycles", 0.0);
+    profile.counters.instructions = result["counters"].value("instructions", 0.0);
+    profile.counters.cache_misses = result["counters"].value("cache_misses", 0.0);
+  } else {
+    profile.counters.unavailable_reason = result.value("counters_error", "hardware counters not supported here");
+  }
+  auto counts = suite::CountRoofline(bound);
+  if (!counts || options_.rates.bandwidth_gbs <= 0) return;
+  auto t = suite::ComputeRooflineTime(*counts, options_.rates);
+  double median = profile.latency->median_s;
+  profile.bound = t.bound;
+  profile.roofline_seconds = t.seconds;
+  profile.percent_of_peak = 100.0 * t.seconds / median;
+  profile.achieved_gbs = counts->min_bytes / median / 1e9;
+  profile.achieved_gflops = (counts->flops_mm + counts->flops_vec) / median / 1e9;
+}
+
+Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
+  auto started = std::chrono::steady_clock::now();
+  const suite::Task& task = *request.task;
+  auto bound = suite::Bind(task, request.shape);
+  if (!bound) return bound.error();
+
+  static std::atomic<int> counter{0};
+  std::random_device entropy;
+  fs::path dir = fs::path(options_.work_dir) /
+                 (task.name + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
+                  std::to_string(entropy() % 100000));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{"cannot create evaluation folder " + dir.string() + ": " + ec.message()};
+  struct Cleanup {
+    fs::path dir;
+    bool keep;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!keep) fs::remove_all(dir, ec);
+    }
+  } cleanup{dir, options_.keep_work};
+
+  Profile profile;
+  profile.task = task.name;
+  profile.shape = request.shape;
+  profile.tolerance = task.tolerance;
+  profile.seeds = options_.seeds;
+  std::vector<uint64_t> seeds;
+  for (int i = 0; i < options_.seeds; ++i) seeds.push_back((uint64_t{entropy()} << 32) | entropy());
+
+  // The reference builds and runs while the candidate compiles: both are
+  // untimed, and the candidate's timed calls start only after both finish.
+  auto reference = std::async(std::launch::async, [&] { return RunReference(*bound, seeds, dir); });
+  CompileOptions compile = options_.kernel_compile;
+  compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
+                           request.candidate.libraries.end());
+  auto built = CompileKernel(request.candidate.source, bound->ShapeHeader(), compile, dir.string());
+  Status reference_status = reference.get();
+  auto finish = [&]() -> Result<Profile> {
+    profile.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return profile;
+  };
+  if (!built) return built.error();
+  profile.compile_seconds = built->seconds;
+  profile.compile_cached = built->cached;
+  profile.compile_log = built->log;
+  profile.vectorization_report = built->vectorization_report;
+  if (!built->ok) {
+    profile.status = Verdict::kCompileError;
+    profile.message = "the kernel does not compile (see compile.log)";
+    return finish();
+  }
+  if (!reference_status) return reference_status.error();
+
+  const TimingOptions& t = options_.timing;
+  Json spec = {{"mode", "candidate"}, {"library", built->library_path}, {"symbol", "kernel"},
+               {"output_prefix", "out"}, {"inputs", TensorsJson(bound->inputs, true)},
+               {"outputs", TensorsJson(bound->outputs, false)}, {"seeds", seeds},
+               {"counters", options_.counters}, {"seccomp", true},
+               {"timing", {{"enabled", options_.timing_enabled}, {"warmup", t.warmup},
+                           {"min_calls", t.min_calls}, {"max_calls", t.max_calls},
+                           {"budget_seconds", t.budget_seconds}, {"spread_tolerance", t.spread_tolerance},
+                           {"max_series", t.max_series}, {"flush", t.flush_caches}}}};
+  auto run = RunHarness(spec, dir, *bound, true);
+  if (!run) return run.error();
+  profile.run_log = Truncate(RunLog(run->outcome), 64 << 10);
+  profile.phase = run->phase;
+  if (const Json* e = run->Find("harness_error")) return Error{"evaluation harness: " + e->value("message", "")};
+  if (ClassifyFailure(*run, profile.status, profile.message)) return finish();
+
+  Compare(*bound, seeds.size(), dir, profile);
+  const Json* result = run->Find("result");
+  if (result)
+    profile.kernel_seconds = result->value("correctness_seconds", 0.0) + result->value("warmup_seconds", 0.0);
+  if (profile.status != Verdict::kOk) return finish();
+  if (result) Score(*bound, *result, profile);
+  profile.message = "correct on " + std::to_string(seeds.size()) + " seeds";
+  return finish();
+}
+
+}  // namespace
+
+std::unique_ptr<targets::Target> MakeCpuTarget(const CpuTargetOptions& options) {
+  return std::make_unique<CpuTarget>(options);
+}
+
+}  // namespace accelopt::cpu

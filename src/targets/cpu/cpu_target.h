@@ -1,0 +1,50 @@
+#pragma once
+/// The cpu target: C++ kernels compiled with the system compiler, run in a
+/// sandboxed child (accelopt-harness), checked against the reference and timed.
+
+#include <memory>
+#include <string>
+
+#include "suite/roofline.h"
+#include "targets/cpu/compiler.h"
+#include "targets/target.h"
+
+namespace accelopt::cpu {
+
+struct TimingOptions {
+  int warmup = 1;                 ///< untimed calls after the correctness calls
+  int min_calls = 5;              ///< timed calls per series, at least
+  int max_calls = 100;            ///< timed calls per series, at most
+  double budget_seconds = 1.0;    ///< aim for this much kernel time per series
+  double spread_tolerance = 0.01; ///< re-measure while IQR/median exceeds this
+  int max_series = 3;             ///< series at most; the most stable is kept
+  bool flush_caches = true;       ///< evict the arguments before each timed call
+};
+
+/// The reference is built plainly: no fast-math, no OpenMP.
+inline CompileOptions ReferenceCompileOptions() {
+  CompileOptions o;
+  o.flags = {"-O2", "-march=native", "-std=c++20"};
+  o.vectorization_report = false;
+  return o;
+}
+
+struct CpuTargetOptions {
+  suite::PeakRates rates;          ///< measured hardware profile; zero rates = no scoring
+  int seeds = 3;                   ///< correctness runs, each with fresh random inputs
+  TimingOptions timing;
+  bool timing_enabled = true;      ///< false: correctness only
+  double wall_seconds = 60;        ///< per child process (reference or candidate)
+  long memory_bytes = 0;           ///< address-space limit; 0 = 2 GiB + 4x the task's data
+  bool counters = true;            ///< hardware counters through perf_event_open
+  CompileOptions kernel_compile;   ///< candidate build (its cache_dir "" disables caching)
+  CompileOptions reference_compile = ReferenceCompileOptions();
+  std::string harness_path;        ///< accelopt-harness; "" = HarnessPath()
+  std::string work_dir;            ///< scratch; "" = CacheDir()/work
+  bool keep_work = false;          ///< keep each evaluation's folder (debugging)
+};
+
+/// Creates the cpu target. Thread-compatible: one Evaluate at a time.
+std::unique_ptr<targets::Target> MakeCpuTarget(const CpuTargetOptions& options);
+
+}  // namespace accelopt::cpu

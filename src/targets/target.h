@@ -1,0 +1,43 @@
+#pragma once
+/// targets: hardware and kernel language a candidate is built for and measured on.
+///
+/// A Target turns candidate kernels into profiles. Verdicts (compile error,
+/// wrong answer, crash, timeout, ...) are fields of the profile; an Error is
+/// returned only when the infrastructure failed (the reference crashed, the
+/// disk is full, the harness is missing).
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "eval/profile.h"
+#include "suite/task.h"
+
+namespace accelopt::targets {
+
+/// A kernel to evaluate.
+struct Candidate {
+  std::string source;                  ///< the whole kernel source file
+  std::string label;                   ///< shown in logs and reports ("baseline", a path, ...)
+  std::vector<std::string> libraries;  ///< extra libraries the kernel may link (e.g. "openblas")
+};
+
+struct EvalRequest {
+  const suite::Task* task = nullptr;   ///< must outlive the call
+  std::string shape = "bench";
+  Candidate candidate;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  /// "cpu", "cuda", ...
+  virtual std::string name() const = 0;
+  /// Whether this target has what it needs to run `task` (a baseline for it, ...).
+  virtual bool Supports(const suite::Task& task) const = 0;
+  /// One result per request, in order. Blocks until all are measured.
+  virtual std::vector<Result<eval::Profile>> Evaluate(std::span<const EvalRequest> requests) = 0;
+};
+
+}  // namespace accelopt::targets
