@@ -428,7 +428,8 @@ int main(int argc, char** argv) {
   void* lib = dlopen(spec.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   AnyFn fn = lib ? reinterpret_cast<AnyFn>(dlsym(lib, spec.symbol.c_str())) : nullptr;
   if (!fn) {
-    Emit({{"event", "load_error"}, {"message", std::string(dlerror() ? dlerror() : "symbol not found: " + spec.symbol)}});
+    const char* why = dlerror();
+    Emit({{"event", "load_error"}, {"message", why ? std::string(why) : "symbol not found: " + spec.symbol}});
     return 4;
   }
   Buffers b;

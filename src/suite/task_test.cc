@@ -1,1 +1,165 @@
-// placeholder
+#include "suite/task.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "suite/roofline.h"
+#include "testing/temp_dir.h"
+
+namespace accelopt::suite {
+namespace {
+
+const char* kValid = R"(name: demo
+description: out = x @ w
+provenance: {model: Test-1B, shape: {M: 4096, K: 64}}
+shapes:
+  test: {M: 3, K: 4, N: 5}
+  bench: {M: 64, K: 128, N: 32}
+constants: {eps: 1.0e-6}
+inputs:
+  - {name: x, shape: [M, K], dist: {kind: uniform, low: -2, high: 2}}
+  - {name: w, shape: [K, N]}
+outputs:
+  - {name: out, shape: [M, N]}
+tolerance: 1.0e-4
+roofline:
+  flops_mm: 2*M*N*K
+  flops_vec: 0
+  min_bytes: 4*(M*K + K*N + M*N)
+)";
+
+class TaskFile : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& yaml, const std::string& name = "demo") {
+    std::string dir = tmp_.path() + "/" + name;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/task.yaml") << yaml;
+    std::ofstream(dir + "/reference.cpp") << "";
+    std::ofstream(dir + "/baseline.cpp") << "";
+    return dir;
+  }
+  // Loads `yaml` with `from` replaced by `to`; returns the error message.
+  std::string ErrorFor(const std::string& from, const std::string& to) {
+    std::string yaml = kValid;
+    auto at = yaml.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    yaml.replace(at, from.size(), to);
+    auto task = LoadTask(Write(yaml));
+    EXPECT_FALSE(task.ok()) << "accepted: " << to;
+    return task.ok() ? "" : task.error().message;
+  }
+  testing::TempDir tmp_;
+};
+
+TEST_F(TaskFile, LoadsAValidTask) {
+  auto task = LoadTask(Write(kValid));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  EXPECT_EQ(task->name, "demo");
+  EXPECT_EQ(task->inputs.size(), 2u);
+  EXPECT_EQ(task->inputs[0].dist.kind, "uniform");
+  EXPECT_EQ(task->inputs[1].dist.kind, "normal");  // default
+  EXPECT_DOUBLE_EQ(task->tolerance, 1e-4);
+  EXPECT_DOUBLE_EQ(task->constants.at("eps"), 1e-6);
+  EXPECT_EQ(task->provenance.at("model"), "Test-1B");
+
+  auto bound = Bind(*task, "bench");
+  ASSERT_TRUE(bound.ok());
+  EXPECT_EQ(bound->inputs[0].dims, (std::vector<long>{64, 128}));
+  EXPECT_EQ(bound->outputs[0].elements, 64 * 32);
+  EXPECT_NE(bound->ShapeHeader().find("constexpr long M = 64;"), std::string::npos);
+  EXPECT_NE(bound->ShapeHeader().find("constexpr double eps = "), std::string::npos);
+
+  auto counts = CountRoofline(*bound);
+  ASSERT_TRUE(counts.ok());
+  EXPECT_DOUBLE_EQ(counts->flops_mm, 2.0 * 64 * 32 * 128);
+  auto t = ComputeRooflineTime(*counts, {10, 1, 1});  // 1 GFLOP/s: compute-bound
+  EXPECT_EQ(t.bound, "mm");
+  EXPECT_DOUBLE_EQ(t.seconds, counts->flops_mm / 1e9);
+}
+
+TEST_F(TaskFile, ErrorsNameFileFieldAndExpectation) {
+  std::string e = ErrorFor("flops_mm: 2*M*N*K", "flops_mm: 2*M*");
+  EXPECT_NE(e.find("task.yaml"), std::string::npos) << e;
+  EXPECT_NE(e.find("roofline.flops_mm"), std::string::npos) << e;
+  EXPECT_NE(e.find("line"), std::string::npos) << e;
+
+  e = ErrorFor("  flops_vec: 0\n", "");
+  EXPECT_NE(e.find("missing field 'roofline.flops_vec'"), std::string::npos) << e;
+
+  e = ErrorFor("kind: uniform", "kind: gaussian");
+  EXPECT_NE(e.find("inputs[0].dist.kind"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected 'normal' or 'uniform'"), std::string::npos) << e;
+
+  e = ErrorFor("low: -2, high: 2", "low: 2, high: -2");
+  EXPECT_NE(e.find("high must exceed low"), std::string::npos) << e;
+
+  e = ErrorFor("tolerance: 1.0e-4", "tolerance: tight");
+  EXPECT_NE(e.find("field 'tolerance'"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected a number, got 'tight'"), std::string::npos) << e;
+
+  e = ErrorFor("bench: {M: 64, K: 128, N: 32}", "bench: {M: 64, K: 128}");
+  EXPECT_NE(e.find("uses 'N', which shape 'bench' does not define"), std::string::npos) << e;
+
+  e = ErrorFor("test: {M: 3, K: 4, N: 5}", "test: {M: 3.5, K: 4, N: 5}");
+  EXPECT_NE(e.find("shapes.test.M"), std::string::npos) << e;
+  EXPECT_NE(e.find("positive integer"), std::string::npos) << e;
+
+  e = ErrorFor("  bench: {M: 64, K: 128, N: 32}\n", "");
+  EXPECT_NE(e.find("required shape 'bench'"), std::string::npos) << e;
+
+  e = ErrorFor("shape: [M, K]", "shape: M");
+  EXPECT_NE(e.find("inputs[0].shape"), std::string::npos) << e;
+
+  e = ErrorFor("name: demo", "name: other");
+  EXPECT_NE(e.find("must equal the folder name"), std::string::npos) << e;
+
+  e = ErrorFor("outputs:\n  - {name: out, shape: [M, N]}", "outputs: []");
+  EXPECT_NE(e.find("field 'outputs'"), std::string::npos) << e;
+}
+
+TEST_F(TaskFile, InvalidYamlNamesTheLine) {
+  auto task = LoadTask(Write("name: demo\nshapes: {test: [1, 2\n"));
+  ASSERT_FALSE(task.ok());
+  EXPECT_NE(task.error().message.find("invalid YAML at line"), std::string::npos) << task.error().message;
+}
+
+TEST_F(TaskFile, MissingSourcesAreNamed) {
+  std::string dir = Write(kValid);
+  std::filesystem::remove(dir + "/baseline.cpp");
+  auto task = LoadTask(dir);
+  ASSERT_FALSE(task.ok());
+  EXPECT_NE(task.error().message.find("baseline.cpp: missing"), std::string::npos);
+}
+
+TEST_F(TaskFile, BindRejectsUnknownShapeAndBadDimensions) {
+  std::string yaml = kValid;
+  yaml.replace(yaml.find("shape: [K, N]"), 13, "shape: [K, N - 40]");
+  auto task = LoadTask(Write(yaml));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  auto unknown = Bind(*task, "huge");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("has no shape 'huge' (it has: bench, test)"), std::string::npos);
+  auto negative = Bind(*task, "bench");  // N - 40 = -8
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().message.find("tensor 'w'"), std::string::npos) << negative.error().message;
+}
+
+TEST_F(TaskFile, SuiteLoadsSortedAndReportsTheBadTask) {
+  Write(kValid, "demo");
+  std::string yaml = kValid;
+  yaml.replace(yaml.find("name: demo"), 10, "name: another");
+  Write(yaml, "another");
+  auto suite = LoadSuite(tmp_.path());
+  ASSERT_TRUE(suite.ok()) << suite.error().message;
+  ASSERT_EQ(suite->size(), 2u);
+  EXPECT_EQ((*suite)[0].name, "another");
+  Write("name: broken\n", "broken");
+  auto bad = LoadSuite(tmp_.path());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("broken/task.yaml"), std::string::npos) << bad.error().message;
+}
+
+}  // namespace
+}  // namespace accelopt::suite

@@ -79,10 +79,14 @@ std::string RunLog(const eval::SandboxOutcome& o) {
 bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& message) {
   const auto& o = run.outcome;
   const std::string during = " during " + run.phase;
-  if (const Json* e = run.Find("forbidden")) {
+  // A trapped call reports itself, unless signals were blocked (posix_spawn
+  // blocks them all): then the kernel kills with SIGSYS directly.
+  const Json* forbidden = run.Find("forbidden");
+  if (forbidden || o.term_signal == SIGSYS) {
     verdict = Verdict::kResourceLimit;
-    message = "the kernel tried to create a process or run a program (system call " +
-              std::to_string(e->value("syscall", -1)) + ")" + during;
+    message = "the kernel tried to create a process or run a program" +
+              (forbidden ? " (system call " + std::to_string(forbidden->value("syscall", -1)) + ")" : std::string()) +
+              during;
     return true;
   }
   if (const Json* e = run.Find("violation")) {

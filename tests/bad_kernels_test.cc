@@ -1,0 +1,146 @@
+// Every way a kernel can misbehave ends as a status in its profile, never as a
+// crash, hang or leak of the engine.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/json_io.h"
+#include "suite/task.h"
+#include "testing/cpu_test_target.h"
+
+namespace accelopt {
+namespace {
+
+using eval::Verdict;
+
+struct Case {
+  const char* file;
+  Verdict expected;
+  const char* message_part;  // must appear in the profile's message
+};
+
+std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.file; }
+
+class BadKernel : public ::testing::TestWithParam<Case> {
+ protected:
+  static void SetUpTestSuite() {
+    auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+    ASSERT_TRUE(task.ok()) << task.error().message;
+    task_ = new suite::Task(*task);
+  }
+  static void TearDownTestSuite() { delete task_; }
+
+  Result<eval::Profile> Evaluate(const std::string& file, double wall_seconds = 10) {
+    auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/bad_kernels/" + file);
+    EXPECT_TRUE(source.ok());
+    cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch_);
+    options.wall_seconds = wall_seconds;
+    auto target = cpu::MakeCpuTarget(options);
+    targets::EvalRequest request{task_, "test", {*source, file, {}}};
+    return std::move(target->Evaluate({&request, 1})[0]);
+  }
+
+  static suite::Task* task_;
+  testing::TempDir scratch_;
+};
+suite::Task* BadKernel::task_ = nullptr;
+
+// Processes left behind by an evaluation (a fork bomb's children, a hung child).
+int StrayHarnesses() {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (comm >> name && name.rfind("accelopt-harnes", 0) == 0) ++count;
+  }
+  return count;
+}
+
+TEST_P(BadKernel, EndsWithExpectedStatus) {
+  const Case& c = GetParam();
+  auto profile = Evaluate(c.file, 3);
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_EQ(eval::VerdictName(profile->status), std::string(eval::VerdictName(c.expected)))
+      << profile->message << "\n" << profile->run_log << profile->compile_log;
+  EXPECT_NE(profile->message.find(c.message_part), std::string::npos) << profile->message;
+  EXPECT_LE(profile->run_log.size(), 70u << 10) << "logs must be truncated";
+  EXPECT_EQ(StrayHarnesses(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Evaluator, BadKernel,
+    ::testing::Values(Case{"segfault.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                      Case{"abort.cpp", Verdict::kRuntimeError, "SIGABRT"},
+                      Case{"exit_zero.cpp", Verdict::kRuntimeError, "exited with code 0"},
+                      Case{"stack_overflow.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                      Case{"infinite_loop.cpp", Verdict::kTimeout, "wall-clock limit"},
+                      Case{"stdout_flood.cpp", Verdict::kTimeout, "wall-clock limit"},
+                      Case{"huge_malloc.cpp", Verdict::kResourceLimit, "memory limit"},
+                      Case{"huge_new.cpp", Verdict::kResourceLimit, "memory limit"},
+                      Case{"fork_bomb.cpp", Verdict::kResourceLimit, "create a process"},
+                      Case{"run_program.cpp", Verdict::kResourceLimit, "create a process"},
+                      Case{"write_past_end.cpp", Verdict::kRuntimeError, "wrote past the end of output 'out'"},
+                      Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                      Case{"partial_output.cpp", Verdict::kWrongAnswer, "NaN"},
+                      Case{"modify_input.cpp", Verdict::kWrongAnswer, "modified input 'x'"},
+                      Case{"nan_output.cpp", Verdict::kWrongAnswer, "1 NaN"},
+                      Case{"close_but_wrong.cpp", Verdict::kWrongAnswer, "relative L2 error"},
+                      Case{"syntax_error.cpp", Verdict::kCompileError, "does not compile"},
+                      Case{"undefined_function.cpp", Verdict::kCompileError, "does not compile"},
+                      Case{"missing_symbol.cpp", Verdict::kCompileError, "cannot load"},
+                      Case{"honest_openmp.cpp", Verdict::kOk, "correct"}),
+    [](const auto& info) {
+      std::string name = info.param.file;
+      return name.substr(0, name.find('.'));
+    });
+
+TEST_F(BadKernel, CloseButWrongReportsTheError) {
+  auto profile = Evaluate("close_but_wrong.cpp");
+  ASSERT_TRUE(profile.ok());
+  ASSERT_TRUE(profile->errors.has_value());
+  EXPECT_NEAR(profile->errors->rel_l2, 1e-3, 1e-4);
+}
+
+TEST_F(BadKernel, FloodedLogIsTruncatedAndKept) {
+  auto profile = Evaluate("stdout_flood.cpp", 2);
+  ASSERT_TRUE(profile.ok());
+  EXPECT_NE(profile->run_log.find("flooding the log"), std::string::npos);
+  EXPECT_NE(profile->run_log.find("truncated"), std::string::npos);
+}
+
+TEST_F(BadKernel, HonestKernelIsTimedAndScored) {
+  auto profile = Evaluate("honest_openmp.cpp");
+  ASSERT_TRUE(profile.ok());
+  ASSERT_EQ(profile->status, Verdict::kOk) << profile->message << profile->run_log;
+  ASSERT_TRUE(profile->latency.has_value());
+  EXPECT_GT(profile->latency->median_s, 0);
+  EXPECT_GE(profile->latency->calls, 5);
+  EXPECT_GT(profile->percent_of_peak, 0);
+  EXPECT_EQ(profile->bound, "memory");
+  EXPECT_EQ(profile->errors->rel_l2, 0);
+  // Every compilation keeps its vectorization remarks for the planner.
+  EXPECT_NE(profile->vectorization_report.find("vectorized"), std::string::npos);
+}
+
+TEST_F(BadKernel, CompileErrorKeepsTheDiagnostics) {
+  auto profile = Evaluate("syntax_error.cpp");
+  ASSERT_TRUE(profile.ok());
+  EXPECT_NE(profile->compile_log.find("expected primary-expression"), std::string::npos) << profile->compile_log;
+}
+
+TEST_F(BadKernel, MissingHarnessIsAnErrorNotAVerdict) {
+  cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch_);
+  options.harness_path = "/nonexistent/accelopt-harness";
+  auto target = cpu::MakeCpuTarget(options);
+  targets::EvalRequest request{task_, "test", {"extern \"C\" void kernel(const float*, float*) {}", "x", {}}};
+  auto result = target->Evaluate({&request, 1});
+  ASSERT_FALSE(result[0].ok());
+  EXPECT_NE(result[0].error().message.find("reference"), std::string::npos) << result[0].error().message;
+}
+
+}  // namespace
+}  // namespace accelopt

@@ -1,0 +1,83 @@
+// Every task of the suite: its baseline agrees with its reference on the
+// `test` shape under the real evaluator, and its roofline is well formed.
+
+#include <gtest/gtest.h>
+
+#include "core/json_io.h"
+#include "suite/roofline.h"
+#include "suite/task.h"
+#include "testing/cpu_test_target.h"
+
+namespace accelopt {
+namespace {
+
+const std::vector<suite::Task>& Suite() {
+  static const std::vector<suite::Task> tasks = [] {
+    auto loaded = suite::LoadSuite(std::string(ACCELOPT_SOURCE_DIR) + "/suite");
+    if (!loaded) ADD_FAILURE() << loaded.error().message;
+    return loaded ? *loaded : std::vector<suite::Task>{};
+  }();
+  return tasks;
+}
+
+TEST(Suite, HasTheFourteenWorkloads) {
+  std::vector<std::string> names;
+  for (const auto& t : Suite()) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"adamw", "add_rmsnorm_matmul", "bmm", "bmm_softmax", "gqa_full",
+                                             "lora", "mamba", "matmul", "matmul_add_rmsnorm", "rmsnorm_matmul",
+                                             "rope", "silu", "swiglu", "transpose_matmul"}));
+}
+
+class SuiteTask : public ::testing::TestWithParam<std::string> {};
+
+const suite::Task* Find(const std::string& name) {
+  for (const auto& t : Suite())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+TEST_P(SuiteTask, RooflineIsPositiveAtBothShapes) {
+  const suite::Task* task = Find(GetParam());
+  ASSERT_NE(task, nullptr);
+  EXPECT_TRUE(task->provenance.count("model")) << "provenance.model";
+  for (const char* shape : {"test", "bench"}) {
+    auto bound = suite::Bind(*task, shape);
+    ASSERT_TRUE(bound.ok()) << bound.error().message;
+    auto counts = suite::CountRoofline(*bound);
+    ASSERT_TRUE(counts.ok()) << counts.error().message;
+    EXPECT_GT(counts->min_bytes, 0);
+    EXPECT_GT(counts->flops_mm + counts->flops_vec, 0);
+    // Each input read once and each output written once, at least.
+    double io_bytes = 0;
+    for (const auto* group : {&bound->inputs, &bound->outputs})
+      for (const auto& t : *group) io_bytes += 4.0 * t.elements;
+    EXPECT_DOUBLE_EQ(counts->min_bytes, io_bytes) << shape;
+  }
+}
+
+TEST_P(SuiteTask, BaselineMatchesReferenceOnTestShape) {
+  const suite::Task* task = Find(GetParam());
+  ASSERT_NE(task, nullptr);
+  testing::TempDir scratch;
+  cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch);
+  options.timing_enabled = false;
+  options.seeds = 3;
+  auto target = cpu::MakeCpuTarget(options);
+  ASSERT_TRUE(target->Supports(*task));
+  auto source = ReadFile(task->baseline_path());
+  ASSERT_TRUE(source.ok());
+  targets::EvalRequest request{task, "test", {*source, "baseline", {}}};
+  auto profile = target->Evaluate({&request, 1})[0];
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_EQ(profile->status, eval::Verdict::kOk) << profile->message << profile->compile_log << profile->run_log;
+  ASSERT_TRUE(profile->errors.has_value());
+  EXPECT_LE(profile->errors->rel_l2, task->tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SuiteTask,
+                         ::testing::Values("adamw", "add_rmsnorm_matmul", "bmm", "bmm_softmax", "gqa_full", "lora",
+                                           "mamba", "matmul", "matmul_add_rmsnorm", "rmsnorm_matmul", "rope", "silu",
+                                           "swiglu", "transpose_matmul"));
+
+}  // namespace
+}  // namespace accelopt
