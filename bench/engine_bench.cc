@@ -1,1 +1,126 @@
-int main(){}
+// Benchmarks of the evaluator itself (not of kernels):
+//   1. compile time per candidate (cache off),
+//   2. evaluator overhead per evaluation: wall time beyond the compile and the
+//      kernel's own calls (correctness, warm-up, timed),
+//   3. spread of the median latency over repeated evaluations of one kernel.
+//
+// Usage: engine_bench [--repeats N] [--json] [TASK...]   (default: silu adamw matmul)
+// Uses the saved hardware profile when there is one (for percent of peak only).
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "core/json_io.h"
+#include "core/paths.h"
+#include "eval/stats.h"
+#include "suite/task.h"
+#include "targets/cpu/cpu_target.h"
+#include "targets/cpu/hardware_store.h"
+
+using namespace accelopt;
+
+namespace {
+
+struct TaskFigures {
+  std::string task;
+  std::vector<double> compile_s, overhead_s, wall_s, kernel_s, median_s;
+  double median_spread = 0;  // (max - min) / median of the per-evaluation medians
+};
+
+double Median(const std::vector<double>& v) { return v.empty() ? 0 : eval::Quantile(v, 0.5); }
+
+Result<eval::Profile> EvaluateOnce(targets::Target& target, const suite::Task& task, const std::string& source) {
+  targets::EvalRequest request{&task, "bench", {source, "baseline", {}}};
+  auto result = target.Evaluate({&request, 1});
+  if (!result[0]) return result[0].error();
+  if (result[0]->status != eval::Verdict::kOk)
+    return Error{task.name + ": " + eval::VerdictName(result[0]->status) + ": " + result[0]->message};
+  return std::move(*result[0]);
+}
+
+Result<TaskFigures> Measure(const suite::Task& task, int repeats, const cpu::CpuTargetOptions& base) {
+  auto source = ReadFile(task.baseline_path());
+  if (!source) return source.error();
+  TaskFigures f{task.name};
+  // Compile time: a fresh build each time (no cache), correctness only.
+  cpu::CpuTargetOptions uncached = base;
+  uncached.kernel_compile.cache_dir = "";
+  uncached.timing_enabled = false;
+  uncached.seeds = 1;
+  auto compiling = cpu::MakeCpuTarget(uncached);
+  for (int i = 0; i < repeats; ++i) {
+    auto p = EvaluateOnce(*compiling, task, *source);
+    if (!p) return p.error();
+    f.compile_s.push_back(p->compile_seconds);
+  }
+  // Overhead and stability: full evaluations as `accelopt eval` runs them (build cached).
+  auto target = cpu::MakeCpuTarget(base);
+  if (auto warm = EvaluateOnce(*target, task, *source); !warm) return warm.error();  // fills the build cache
+  for (int i = 0; i < repeats; ++i) {
+    auto p = EvaluateOnce(*target, task, *source);
+    if (!p) return p.error();
+    f.wall_s.push_back(p->wall_seconds);
+    f.kernel_s.push_back(p->kernel_seconds);
+    f.overhead_s.push_back(p->wall_seconds - p->compile_seconds - p->kernel_seconds);
+    f.median_s.push_back(p->latency->median_s);
+    fmt::print(stderr, "  {} evaluation {}/{}: wall {:.3f} s, kernel {:.3f} s, median {:.4f} ms\n", task.name, i + 1,
+               repeats, p->wall_seconds, p->kernel_seconds, p->latency->median_s * 1e3);
+  }
+  auto [lo, hi] = std::minmax_element(f.median_s.begin(), f.median_s.end());
+  f.median_spread = (*hi - *lo) / Median(f.median_s);
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 5;
+  bool json = false;
+  std::vector<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::max(2, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--json")) json = true;
+    else names.push_back(argv[i]);
+  }
+  if (names.empty()) names = {"silu", "adamw", "matmul"};
+  auto tasks = suite::LoadSuite(DefaultSuiteDir());
+  if (!tasks) {
+    fmt::print(stderr, "engine_bench: {}\n", tasks.error().message);
+    return 1;
+  }
+  cpu::CpuTargetOptions options;
+  options.kernel_compile.cache_dir = CacheDir() + "/build";
+  auto machine = cpu::DetectMachine();
+  if (auto saved = cpu::LoadHardwareProfile(DataDir() + "/hardware", machine.fingerprint); saved && saved->has_value())
+    options.rates = cpu::RatesOf(**saved);
+
+  Json out = Json::array();
+  if (!json)
+    fmt::print("{:<10} {:>12} {:>14} {:>12} {:>12} {:>16}\n", "task", "compile (s)", "overhead (s)", "wall (s)",
+               "kernel (s)", "median spread");
+  for (const auto& name : names) {
+    auto task = std::find_if(tasks->begin(), tasks->end(), [&](const auto& t) { return t.name == name; });
+    if (task == tasks->end()) {
+      fmt::print(stderr, "engine_bench: unknown task '{}'\n", name);
+      return 1;
+    }
+    auto f = Measure(*task, repeats, options);
+    if (!f) {
+      fmt::print(stderr, "engine_bench: {}\n", f.error().message);
+      return 1;
+    }
+    if (json)
+      out.push_back({{"task", f->task}, {"repeats", repeats}, {"compile_s", f->compile_s},
+                     {"overhead_s", f->overhead_s}, {"wall_s", f->wall_s}, {"kernel_s", f->kernel_s},
+                     {"median_latency_s", f->median_s}, {"median_spread", f->median_spread}});
+    else
+      fmt::print("{:<10} {:>12.3f} {:>14.3f} {:>12.3f} {:>12.3f} {:>15.2f}%\n", f->task, Median(f->compile_s),
+                 Median(f->overhead_s), Median(f->wall_s), Median(f->kernel_s), 100 * f->median_spread);
+  }
+  if (json) fmt::print("{}\n", out.dump(2));
+  else fmt::print("\nmedians over {} evaluations; overhead = wall - compile - time inside kernel calls\n", repeats);
+  return 0;
+}

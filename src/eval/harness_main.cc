@@ -2,8 +2,8 @@
 //
 // Usage: accelopt-harness SPEC.json   (events are written as JSON lines to fd 3)
 //
-// Loads a compiled kernel (or reference), regenerates the inputs for each seed,
-// poisons the outputs, calls it, checks what it left behind and writes its
+// Loads a compiled kernel (or reference), reads the inputs the engine drew for
+// each seed, poisons the outputs, calls it, checks what it left behind and writes its
 // outputs to files for the parent to compare. In candidate mode it then times
 // the kernel. Everything the parent needs to classify a failure (the phase, a
 // fatal signal, a failed allocation, a forbidden system call) is reported on
@@ -31,7 +31,6 @@
 #include <vector>
 
 #include "eval/harness_buffers.h"
-#include "eval/inputs.h"
 #include "eval/stats.h"
 
 using nlohmann::json;
@@ -59,9 +58,14 @@ void Emit(const json& event) {
   }
 }
 
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+const double g_start = Now();
+
 void SetPhase(const std::string& phase) {
   std::snprintf(g_phase, sizeof g_phase, "%s", phase.c_str());
-  Emit({{"event", "phase"}, {"phase", phase}});
+  Emit({{"event", "phase"}, {"phase", phase}, {"t", Now() - g_start}});
 }
 
 // Async-signal-safe: formats by hand, no allocation.
@@ -222,16 +226,12 @@ void FlushCaches(const Buffers& b) {
   _mm_mfence();
 }
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // ------------------------------------------------------------------- phases
 
 struct Spec {
   std::string mode, library, symbol, output_prefix;
   std::vector<json> inputs, outputs;
-  std::vector<uint64_t> seeds;
+  size_t seeds = 0;
   json timing;
   bool counters = false, seccomp = false;
 };
@@ -246,7 +246,7 @@ Spec ReadSpec(const char* path) {
   s.output_prefix = j.at("output_prefix");
   for (const auto& t : j.at("inputs")) s.inputs.push_back(t);
   for (const auto& t : j.at("outputs")) s.outputs.push_back(t);
-  for (const auto& seed : j.at("seeds")) s.seeds.push_back(seed.get<uint64_t>());
+  s.seeds = j.at("seeds").get<size_t>();
   s.timing = j.value("timing", json::object());
   s.counters = j.value("counters", false);
   s.seccomp = j.value("seccomp", false);
@@ -272,13 +272,13 @@ void Poison(Buffers& b, bool reference) {
   }
 }
 
-void FillInputs(const Spec& spec, Buffers& b, uint64_t seed) {
-  for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    const json& d = spec.inputs[i].at("dist");
-    accelopt::eval::InputDistribution dist{d.at("kind") == "normal", d.at("a"), d.at("b")};
-    accelopt::eval::FillRandom(static_cast<float*>(b.inputs[i].data()),
-                               static_cast<long>(b.inputs[i].bytes() / 4), seed, i, dist);
-  }
+// Inputs are drawn by the engine, once per seed, into in_<seed>.bin (all
+// inputs back to back); both the reference and the candidate read them.
+bool ReadInputs(Buffers& b, size_t seed_index) {
+  std::ifstream in("in_" + std::to_string(seed_index) + ".bin", std::ios::binary);
+  for (auto& buf : b.inputs)
+    in.read(static_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.bytes()));
+  return static_cast<bool>(in);
 }
 
 // After a call: every guard intact, every input unchanged. Returns a violation or "".
@@ -305,8 +305,11 @@ bool WriteOutputs(const Spec& spec, const Buffers& b, size_t seed_index) {
 bool RunSeeds(const Spec& spec, AnyFn fn, Buffers& b, double& first_call_seconds, double& total_seconds) {
   bool reference = spec.mode == "reference";
   std::vector<std::vector<char>> pristine(b.inputs.size());
-  for (size_t s = 0; s < spec.seeds.size(); ++s) {
-    FillInputs(spec, b, spec.seeds[s]);
+  for (size_t s = 0; s < spec.seeds; ++s) {
+    if (!ReadInputs(b, s)) {
+      Emit({{"event", "harness_error"}, {"message", "cannot read the inputs for seed " + std::to_string(s)}});
+      return false;
+    }
     for (size_t i = 0; i < b.inputs.size(); ++i) {
       auto* p = static_cast<const char*>(b.inputs[i].data());
       pristine[i].assign(p, p + b.inputs[i].bytes());
@@ -351,11 +354,14 @@ json TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_second
   long timed = 0;
   SetPhase("timed calls");
   if (counters) counters->Enable();
+  double flush_seconds = 0;
   for (int s = 0; s < max_series; ++s) {
     std::vector<double> samples;
     for (long c = 0; c < calls; ++c) {
+      double flush_start = Now();
       if (flush) FlushCaches(b);
       double t0 = Now();
+      flush_seconds += t0 - flush_start;
       Call(fn, b.args.data(), b.args.size());
       samples.push_back(Now() - t0);
     }
@@ -364,7 +370,8 @@ json TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_second
     if (accelopt::eval::Summarize(samples).spread <= tol) break;
   }
   if (counters) counters->Disable();
-  json result = {{"series", series}, {"timed_calls", timed}, {"warmup_seconds", warmup_seconds}};
+  json result = {{"series", series}, {"timed_calls", timed}, {"warmup_seconds", warmup_seconds},
+                 {"flush_seconds", flush_seconds}};
   if (counters) result["counters"] = counters->Read(timed);
   return result;
 }

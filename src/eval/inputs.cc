@@ -18,23 +18,48 @@ inline double Unit(uint64_t bits) { return (static_cast<double>(bits >> 11) + 1.
 
 }  // namespace
 
-float RandomValue(uint64_t seed, uint64_t stream, long i, const InputDistribution& dist) {
-  uint64_t key = Mix(seed ^ Mix(stream + 0x51ed270b27e3ULL));
-  if (!dist.normal) {
-    double u = Unit(Mix(key + static_cast<uint64_t>(i)));
-    return static_cast<float>(dist.a + (dist.b - dist.a) * (u - 0x1.0p-53));
-  }
-  // Box-Muller on the pair (2j, 2j+1): cos for the even element, sin for the odd.
-  uint64_t pair = static_cast<uint64_t>(i) & ~uint64_t{1};
+namespace {
+
+inline uint64_t StreamKey(uint64_t seed, uint64_t stream) { return Mix(seed ^ Mix(stream + 0x51ed270b27e3ULL)); }
+
+inline float Uniform(uint64_t key, long i, const InputDistribution& d) {
+  double u = Unit(Mix(key + static_cast<uint64_t>(i)));
+  return static_cast<float>(d.a + (d.b - d.a) * (u - 0x1.0p-53));
+}
+
+// Box-Muller on the pair (2j, 2j+1): cos for the even element, sin for the odd.
+inline void NormalPair(uint64_t key, long pair_start, const InputDistribution& d, double& even, double& odd) {
+  uint64_t pair = static_cast<uint64_t>(pair_start);
   double r = std::sqrt(-2.0 * std::log(Unit(Mix(key + pair))));
   double theta = 2.0 * M_PI * Unit(Mix(key + pair + 1));
-  double z = (i & 1) ? r * std::sin(theta) : r * std::cos(theta);
-  return static_cast<float>(dist.a + dist.b * z);
+  even = d.a + d.b * r * std::cos(theta);
+  odd = d.a + d.b * r * std::sin(theta);
+}
+
+}  // namespace
+
+float RandomValue(uint64_t seed, uint64_t stream, long i, const InputDistribution& dist) {
+  uint64_t key = StreamKey(seed, stream);
+  if (!dist.normal) return Uniform(key, i, dist);
+  double even, odd;
+  NormalPair(key, i & ~1L, dist, even, odd);
+  return static_cast<float>((i & 1) ? odd : even);
 }
 
 void FillRandom(float* out, long n, uint64_t seed, uint64_t stream, const InputDistribution& dist) {
+  uint64_t key = StreamKey(seed, stream);
+  if (!dist.normal) {
 #pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; ++i) out[i] = RandomValue(seed, stream, i, dist);
+    for (long i = 0; i < n; ++i) out[i] = Uniform(key, i, dist);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (long j = 0; j < (n + 1) / 2; ++j) {
+    double even, odd;
+    NormalPair(key, 2 * j, dist, even, odd);
+    out[2 * j] = static_cast<float>(even);
+    if (2 * j + 1 < n) out[2 * j + 1] = static_cast<float>(odd);
+  }
 }
 
 }  // namespace accelopt::eval

@@ -36,7 +36,8 @@ Json Profile::ToJson() const {
             {"seeds", seeds},
             {"tolerance", tolerance},
             {"wall_seconds", wall_seconds},
-            {"kernel_seconds", kernel_seconds}};
+            {"kernel_seconds", kernel_seconds},
+            {"phase_seconds", phase_seconds}};
   if (errors)
     j["errors"] = {{"rel_l2", Number(errors->rel_l2)}, {"max_abs", Number(errors->max_abs)},
                    {"nan_count", errors->nan_count}, {"inf_count", errors->inf_count},

@@ -1,6 +1,7 @@
 #pragma once
 /// The evaluator's verdict on one candidate kernel (DESIGN.md section 5).
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -46,6 +47,7 @@ struct Profile {
   // Accounting for the engine benchmark.
   double wall_seconds = 0;           ///< whole evaluation
   double kernel_seconds = 0;         ///< time inside kernel calls (correctness, warm-up, timed)
+  std::map<std::string, double> phase_seconds;  ///< where the rest went (reference, child, flush, compare)
 
   Json ToJson() const;
 };

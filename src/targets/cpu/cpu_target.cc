@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/paths.h"
+#include "eval/inputs.h"
 #include "eval/sandbox.h"
 
 namespace accelopt::cpu {
@@ -46,15 +47,14 @@ HarnessRun ParseEvents(eval::SandboxOutcome outcome) {
   return run;
 }
 
-Json TensorsJson(const std::vector<suite::BoundTensor>& tensors, bool with_dist) {
+Json TensorsJson(const std::vector<suite::BoundTensor>& tensors) {
   Json list = Json::array();
-  for (const auto& t : tensors) {
-    Json j = {{"name", t.name}, {"count", t.elements}};
-    if (with_dist) j["dist"] = {{"kind", t.dist.kind}, {"a", t.dist.a}, {"b", t.dist.b}};
-    list.push_back(j);
-  }
+  for (const auto& t : tensors) list.push_back({{"name", t.name}, {"count", t.elements}});
   return list;
 }
+
+// Per seed, per output: the reference's values.
+using ReferenceOutputs = std::vector<std::vector<std::vector<double>>>;
 
 long DataBytes(const suite::BoundTask& bound) {
   long elements = 0;
@@ -163,8 +163,9 @@ class CpuTarget : public targets::Target {
   Result<Profile> EvaluateOne(const targets::EvalRequest& request);
   Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound,
                                 bool candidate);
-  Status RunReference(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir);
-  void Compare(const suite::BoundTask& bound, size_t seeds, const fs::path& dir, Profile& profile);
+  Result<ReferenceOutputs> RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir);
+  void Compare(const suite::BoundTask& bound, const ReferenceOutputs& reference, const fs::path& dir,
+               Profile& profile);
   void Score(const suite::BoundTask& bound, const Json& result, Profile& profile);
 
   CpuTargetOptions options_;
@@ -188,8 +189,23 @@ Result<HarnessRun> CpuTarget::RunHarness(const Json& spec, const fs::path& dir,
   return ParseEvents(std::move(*outcome));
 }
 
-Status CpuTarget::RunReference(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds,
-                               const fs::path& dir) {
+Status GenerateInputs(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir) {
+  for (size_t s = 0; s < seeds.size(); ++s) {
+    std::string path = (dir / ("in_" + std::to_string(s) + ".bin")).string();
+    std::ofstream out(path, std::ios::binary);
+    std::vector<float> values;
+    for (size_t i = 0; i < bound.inputs.size(); ++i) {
+      const auto& t = bound.inputs[i];
+      values.resize(static_cast<size_t>(t.elements));
+      eval::FillRandom(values.data(), t.elements, seeds[s], i, {t.dist.kind == "normal", t.dist.a, t.dist.b});
+      out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * 4));
+    }
+    if (!out.flush()) return Error{"cannot write " + path};
+  }
+  return Ok{};
+}
+
+Result<ReferenceOutputs> CpuTarget::RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir) {
   const suite::Task& task = *bound.task;
   auto source = ReadFile(task.reference_path());
   if (!source) return source.error();
@@ -197,36 +213,51 @@ Status CpuTarget::RunReference(const suite::BoundTask& bound, const std::vector<
   if (!built) return built.error();
   if (!built->ok) return Error{task.reference_path() + " does not compile:\n" + built->log};
   Json spec = {{"mode", "reference"}, {"library", built->library_path}, {"symbol", "reference"},
-               {"output_prefix", "ref"}, {"inputs", TensorsJson(bound.inputs, true)},
-               {"outputs", TensorsJson(bound.outputs, false)}, {"seeds", seeds}};
+               {"output_prefix", "ref"}, {"inputs", TensorsJson(bound.inputs)},
+               {"outputs", TensorsJson(bound.outputs)}, {"seeds", seeds}};
   auto run = RunHarness(spec, dir, bound, false);
   if (!run) return run.error();
   Verdict verdict;
   std::string message;
   if (ClassifyFailure(*run, verdict, message))
     return Error{"the reference of task '" + task.name + "' failed: " + message + "\n" + RunLog(run->outcome)};
-  return Ok{};
+  // The candidate runs in this folder next: keep the expected outputs out of its reach.
+  ReferenceOutputs outputs(seeds);
+  for (size_t s = 0; s < seeds; ++s) {
+    fs::path path = dir / ("ref_" + std::to_string(s) + ".bin");
+    std::ifstream in(path, std::ios::binary);
+    for (const auto& t : bound.outputs) {
+      outputs[s].emplace_back(static_cast<size_t>(t.elements));
+      in.read(reinterpret_cast<char*>(outputs[s].back().data()), t.elements * static_cast<std::streamsize>(sizeof(double)));
+    }
+    if (!in) return Error{"cannot read the reference outputs " + path.string()};
+    in.close();
+    std::error_code ec;
+    fs::remove(path, ec);
+    if (ec) return Error{"cannot remove " + path.string() + ": " + ec.message()};
+  }
+  return outputs;
 }
 
-void CpuTarget::Compare(const suite::BoundTask& bound, size_t seeds, const fs::path& dir, Profile& profile) {
+void CpuTarget::Compare(const suite::BoundTask& bound, const ReferenceOutputs& reference, const fs::path& dir,
+                        Profile& profile) {
   eval::ErrorStats worst;
-  for (size_t s = 0; s < seeds; ++s) {
+  for (size_t s = 0; s < reference.size(); ++s) {
     std::ifstream out(dir / ("out_" + std::to_string(s) + ".bin"), std::ios::binary);
-    std::ifstream ref(dir / ("ref_" + std::to_string(s) + ".bin"), std::ios::binary);
-    for (const auto& t : bound.outputs) {
-      std::vector<float> o(static_cast<size_t>(t.elements), NAN);
-      std::vector<double> r(static_cast<size_t>(t.elements), NAN);
+    for (size_t k = 0; k < bound.outputs.size(); ++k) {
+      const auto& t = bound.outputs[k];
+      const std::vector<double>& ref = reference[s][k];
+      std::vector<float> o(ref.size(), NAN);
       out.read(reinterpret_cast<char*>(o.data()), static_cast<std::streamsize>(o.size() * sizeof(float)));
-      ref.read(reinterpret_cast<char*>(r.data()), static_cast<std::streamsize>(r.size() * sizeof(double)));
-      eval::ErrorStats e = eval::CompareOutputs(o.data(), r.data(), o.size());
-      if (!out || !ref) e.rel_l2 = INFINITY, e.nan_count = o.size();  // missing outputs
+      eval::ErrorStats e = eval::CompareOutputs(o.data(), ref.data(), o.size());
+      if (!out) e.rel_l2 = INFINITY, e.nan_count = o.size();  // missing outputs
       if ((!e.finite() || e.rel_l2 > profile.tolerance) && profile.message.empty())
         profile.message = "output '" + t.name + "' (seed " + std::to_string(s) + "): " +
                           (e.finite() ? "relative L2 error " + std::to_string(e.rel_l2) + " exceeds " +
                                             std::to_string(profile.tolerance)
                                       : std::to_string(e.nan_count) + " NaN and " + std::to_string(e.inf_count) +
                                             " Inf of " + std::to_string(e.elements) + " values");
-      worst = s == 0 && &t == &bound.outputs.front() ? e : eval::Worst(worst, e);
+      worst = s == 0 && k == 0 ? e : eval::Worst(worst, e);
     }
   }
   profile.errors = worst;
@@ -287,17 +318,24 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   profile.shape = request.shape;
   profile.tolerance = task.tolerance;
   profile.seeds = options_.seeds;
+  double reference_seconds = 0;
   std::vector<uint64_t> seeds;
   for (int i = 0; i < options_.seeds; ++i) seeds.push_back((uint64_t{entropy()} << 32) | entropy());
 
   // The reference builds and runs while the candidate compiles: both are
   // untimed, and the candidate's timed calls start only after both finish.
-  auto reference = std::async(std::launch::async, [&] { return RunReference(*bound, seeds, dir); });
+  auto reference = std::async(std::launch::async, [&]() -> Result<ReferenceOutputs> {
+    auto t0 = std::chrono::steady_clock::now();
+    if (auto s = GenerateInputs(*bound, seeds, dir); !s) return s.error();
+    auto outputs = RunReference(*bound, seeds.size(), dir);
+    reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return outputs;
+  });
   CompileOptions compile = options_.kernel_compile;
   compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
                            request.candidate.libraries.end());
   auto built = CompileKernel(request.candidate.source, bound->ShapeHeader(), compile, dir.string());
-  Status reference_status = reference.get();
+  Result<ReferenceOutputs> reference_outputs = reference.get();
   auto finish = [&]() -> Result<Profile> {
     profile.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return profile;
@@ -312,28 +350,35 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
     profile.message = "the kernel does not compile (see compile.log)";
     return finish();
   }
-  if (!reference_status) return reference_status.error();
+  if (!reference_outputs) return reference_outputs.error();
 
   const TimingOptions& t = options_.timing;
   Json spec = {{"mode", "candidate"}, {"library", built->library_path}, {"symbol", "kernel"},
-               {"output_prefix", "out"}, {"inputs", TensorsJson(bound->inputs, true)},
-               {"outputs", TensorsJson(bound->outputs, false)}, {"seeds", seeds},
+               {"output_prefix", "out"}, {"inputs", TensorsJson(bound->inputs)},
+               {"outputs", TensorsJson(bound->outputs)}, {"seeds", seeds.size()},
                {"counters", options_.counters}, {"seccomp", true},
                {"timing", {{"enabled", options_.timing_enabled}, {"warmup", t.warmup},
                            {"min_calls", t.min_calls}, {"max_calls", t.max_calls},
                            {"budget_seconds", t.budget_seconds}, {"spread_tolerance", t.spread_tolerance},
                            {"max_series", t.max_series}, {"flush", t.flush_caches}}}};
+  profile.phase_seconds["reference"] = reference_seconds;
   auto run = RunHarness(spec, dir, *bound, true);
   if (!run) return run.error();
+  profile.phase_seconds["candidate_process"] = run->outcome.wall_seconds;
   profile.run_log = Truncate(RunLog(run->outcome), 64 << 10);
   profile.phase = run->phase;
   if (const Json* e = run->Find("harness_error")) return Error{"evaluation harness: " + e->value("message", "")};
   if (ClassifyFailure(*run, profile.status, profile.message)) return finish();
 
-  Compare(*bound, seeds.size(), dir, profile);
+  auto compare_start = std::chrono::steady_clock::now();
+  Compare(*bound, *reference_outputs, dir, profile);
+  profile.phase_seconds["compare"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - compare_start).count();
   const Json* result = run->Find("result");
-  if (result)
+  if (result) {
     profile.kernel_seconds = result->value("correctness_seconds", 0.0) + result->value("warmup_seconds", 0.0);
+    profile.phase_seconds["cache_flush"] = result->value("flush_seconds", 0.0);
+  }
   if (profile.status != Verdict::kOk) return finish();
   if (result) Score(*bound, *result, profile);
   profile.message = "correct on " + std::to_string(seeds.size()) + " seeds";

@@ -1,0 +1,30 @@
+# accelopt: the two commands of the README are `make demo` and `make test`.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: setup build test demo bench-engine clean
+
+setup:
+	@scripts/setup.sh
+
+$(BUILD)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Unit and end-to-end tests (no GPU, no network).
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The main job: measure this machine, then score every task's baseline.
+demo: build
+	$(BUILD)/accelopt calibrate
+	$(BUILD)/accelopt bench
+
+# Benchmarks of the engine itself (compile time, overhead, timing spread).
+bench-engine: build
+	$(BUILD)/engine_bench
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages accelopt needs, only those missing.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config make
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
+  libopenblas-dev libseccomp-dev
+  libgtest-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
