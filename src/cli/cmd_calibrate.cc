@@ -27,8 +27,13 @@ void PrintProfile(const cpu::HardwareProfile& p, bool fresh) {
   row("peak_mm (FMA)", p.peak_mm_gflops, p.theoretical_mm_gflops, "GF/s");
   row("peak_vec (add/mul)", p.peak_vec_gflops, p.theoretical_vec_gflops, "GF/s");
   row("OpenBLAS sgemm (ceiling)", p.blas_sgemm_gflops, p.theoretical_mm_gflops, "GF/s");
-  fmt::print("\ntheoretical = cores x {} FMA units x {} lanes x {} x clock (units and lanes assumed per CPU family)\n",
-             p.fma_units, p.fma_lanes, "2 flops");
+  fmt::print("\ntheoretical = cores x {} FMA units x {} lanes x 2 flops x clock (units and lanes assumed per CPU family)\n",
+             p.fma_units, p.fma_lanes);
+  if (p.other_load > 0.05)
+    fmt::print("\nwarning: other processes used {:.0f}% of the CPU time while this profile was measured, so the\n"
+               "peaks are likely underestimated (and percentages of peak overstated). Run `accelopt calibrate\n"
+               "--force` on an idle machine.\n",
+               100 * p.other_load);
 }
 
 }  // namespace

@@ -50,6 +50,10 @@ std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing
   }
   cpu::HardwareProfile profile = cpu::Calibrate(cpu::CalibrationOptions{});
   if (auto s = cpu::SaveHardwareProfile(dir, profile); !s) throw Exit{kExitError, s.error().message};
+  if (profile.other_load > 0.05)
+    fmt::print(stderr, "warning: other processes used {:.0f}% of the CPU time during calibration; "
+               "the peaks may be low. Run `accelopt calibrate --force` on an idle machine.\n",
+               100 * profile.other_load);
   return profile;
 }
 

@@ -1,5 +1,7 @@
 #include "targets/cpu/calibrate.h"
 
+#include "core/hash.h"
+
 #include <cblas.h>
 #include <omp.h>
 #include <sched.h>
@@ -123,17 +125,6 @@ int CompiledSimdBits() {
 #else
   return 32;  // scalar build: one float per "register"
 #endif
-}
-
-std::string Fnv1aHex(const std::string& s) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
-  return buf;
 }
 
 // ---------------------------------------------------------------------------
@@ -520,7 +511,7 @@ MachineIdentity IdentityFrom(const CpuInfo& cpu) {
   key.append("\n").append(std::to_string(id.cores)).append("\n");
   for (const auto& flag : id.isa) key.append(flag).append(",");
   key.append("\n").append(std::to_string(id.simd_bits));
-  id.fingerprint = Fnv1aHex(key);
+  id.fingerprint = Hex64(Fnv1a64(key));
   return id;
 }
 
@@ -528,7 +519,46 @@ MachineIdentity IdentityFrom(const CpuInfo& cpu) {
 
 MachineIdentity DetectMachine() { return IdentityFrom(ReadCpuInfo()); }
 
+namespace {
+
+// CPU time, in clock ticks: all CPUs busy (from /proc/stat) and this process (/proc/self/stat).
+struct CpuTicks {
+  double busy = 0, total = 0, self = 0;
+};
+
+CpuTicks ReadCpuTicks() {
+  CpuTicks t;
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) {
+    t.busy = user + nice + system + irq + softirq + steal;
+    t.total = t.busy + idle + iowait;
+  }
+  std::ifstream self("/proc/self/stat");
+  std::string line;
+  std::getline(self, line);
+  // Fields after the command name (which may contain spaces): utime is the 14th, stime the 15th.
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 15 && rest >> field; ++i)
+    if (i == 14 || i == 15) t.self += std::atof(field.c_str());
+  return t;
+}
+
+}  // namespace
+
 HardwareProfile Calibrate(const CalibrationOptions& options) {
+  const CpuTicks before = ReadCpuTicks();
+  HardwareProfile h = MeasureProfile(options);
+  const CpuTicks after = ReadCpuTicks();
+  const double total = after.total - before.total;
+  if (total > 0)
+    h.other_load = std::clamp((after.busy - before.busy - (after.self - before.self)) / total, 0.0, 1.0);
+  return h;
+}
+
+HardwareProfile MeasureProfile(const CalibrationOptions& options) {
   const CpuInfo cpu = ReadCpuInfo();
   HardwareProfile h;
   h.machine = IdentityFrom(cpu);

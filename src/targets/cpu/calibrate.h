@@ -42,9 +42,15 @@ struct HardwareProfile {
   double theoretical_mm_gflops = 0;  ///< cores x fma_units x fma_lanes x 2 x clock
   double theoretical_vec_gflops = 0; ///< cores x vec_units x fma_lanes x clock
   std::string measured_at;        ///< ISO-8601 UTC time of the measurement
+  double other_load = 0;          ///< share of all CPU time other processes used meanwhile (0..1)
 };
 
 /// Runs all calibration tests. Blocks for a few seconds; uses every allowed core.
+/// Also records how much CPU other processes took meanwhile (other_load): a
+/// busy machine measures low peaks.
 HardwareProfile Calibrate(const CalibrationOptions& options);
+
+/// The measurements alone, without the load accounting.
+HardwareProfile MeasureProfile(const CalibrationOptions& options);
 
 }  // namespace accelopt::cpu

@@ -17,7 +17,8 @@ Json ToJson(const HardwareProfile& p) {
           {"fma_lanes", p.fma_lanes},
           {"theoretical_mm_gflops", p.theoretical_mm_gflops},
           {"theoretical_vec_gflops", p.theoretical_vec_gflops},
-          {"measured_at", p.measured_at}};
+          {"measured_at", p.measured_at},
+          {"other_load", p.other_load}};
 }
 
 Result<HardwareProfile> HardwareProfileFromJson(const Json& j) {
@@ -39,6 +40,7 @@ Result<HardwareProfile> HardwareProfileFromJson(const Json& j) {
     p.theoretical_mm_gflops = j.at("theoretical_mm_gflops").get<double>();
     p.theoretical_vec_gflops = j.at("theoretical_vec_gflops").get<double>();
     p.measured_at = j.at("measured_at").get<std::string>();
+    p.other_load = j.value("other_load", 0.0);
   } catch (const Json::exception& e) {
     return Error{std::string("hardware profile: ") + e.what()};
   }
