@@ -66,17 +66,19 @@ void RegisterBench(CLI::App& app) {
   static std::vector<std::string> names;
   static std::string shape = "bench";
   static bool json = false, csv = false, no_vendor = false;
+  static EvalFlags eval_flags;
   cmd->add_option("TASK", names, "tasks to run (default: all)");
   cmd->add_option("--shape", shape, "shape: bench or test");
   cmd->add_flag("--json", json, "print JSON (one profile per row)");
   cmd->add_flag("--csv", csv, "print CSV");
   cmd->add_flag("--no-vendor", no_vendor, "skip the OpenBLAS vendor anchors");
   AddSuiteFlag(*cmd, flags);
+  AddEvalFlags(*cmd, eval_flags);
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);
     auto selected = SelectTasks(tasks, names);
     auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true, false);
-    auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware));
+    auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, eval_flags));
     std::vector<Row> rows;
     size_t index = 0;
     for (const suite::Task* task : selected) {

@@ -16,15 +16,13 @@ void RegisterEval(CLI::App& app) {
   static std::string task_name, kernel_path, shape = "bench";
   static std::vector<std::string> libraries;
   static bool json = false, verbose = false, keep = false;
-  static int seeds = 3;
-  static double timeout = 60;
+  static EvalFlags eval_flags;
   cmd->add_option("TASK", task_name, "task name (see `accelopt tasks`)")->required();
   cmd->add_option("KERNEL", kernel_path, "kernel source file (C++ defining extern \"C\" void kernel(...))")->required();
   cmd->add_option("--shape", shape, "shape: bench or test");
   cmd->add_flag("--json", json, "print the profile as JSON");
   cmd->add_flag("-v,--verbose", verbose, "show compile log, vectorization report and run log");
-  cmd->add_option("--seeds", seeds, "correctness runs, each with fresh random inputs")->check(CLI::Range(1, 100));
-  cmd->add_option("--timeout", timeout, "wall-clock limit per child process, seconds")->check(CLI::PositiveNumber);
+  AddEvalFlags(*cmd, eval_flags);
   cmd->add_option("--lib", libraries, "link this library too (e.g. openblas, for vendor anchors)");
   cmd->add_flag("--keep", keep, "keep the evaluation folder (inputs, outputs, specs) for debugging");
   AddSuiteFlag(*cmd, flags);
@@ -34,9 +32,7 @@ void RegisterEval(CLI::App& app) {
     auto source = ReadFile(kernel_path);
     if (!source) throw Exit{kExitError, source.error().message};
     auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true, false);
-    cpu::CpuTargetOptions options = TargetOptionsFor(hardware);
-    options.seeds = seeds;
-    options.wall_seconds = timeout;
+    cpu::CpuTargetOptions options = TargetOptionsFor(hardware, eval_flags);
     options.keep_work = keep;
     auto target = cpu::MakeCpuTarget(options);
     targets::EvalRequest request{task, shape, {*source, kernel_path, libraries}};

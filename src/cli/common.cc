@@ -1,6 +1,7 @@
 #include "cli/common.h"
 
 #include <fmt/core.h>
+#include <sched.h>
 
 #include "core/paths.h"
 #include "targets/cpu/hardware_store.h"
@@ -68,10 +69,31 @@ std::string FormatSeconds(double s) {
 
 namespace accelopt::cli {
 
-cpu::CpuTargetOptions TargetOptionsFor(const std::optional<cpu::HardwareProfile>& hardware) {
+void AddEvalFlags(CLI::App& app, EvalFlags& flags) {
+  app.add_option("--seeds", flags.seeds, "correctness runs, each with fresh random inputs")->check(CLI::Range(1, 100));
+  app.add_option("--timeout", flags.timeout, "wall-clock limit per child process, seconds")->check(CLI::PositiveNumber);
+  app.add_option("--cpus", flags.cpus, "cores the kernel runs on, e.g. --cpus 0,1 (default: all allowed)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--bind-openmp", flags.bind_openmp,
+               "bind each OpenMP thread to one core (also pins the main thread, which confines OpenBLAS and "
+               "std::thread workers to one core)");
+}
+
+cpu::CpuTargetOptions TargetOptionsFor(const std::optional<cpu::HardwareProfile>& hardware, const EvalFlags& flags) {
   cpu::CpuTargetOptions options;
   if (hardware) options.rates = cpu::RatesOf(*hardware);
   options.kernel_compile.cache_dir = CacheDir() + "/build";
+  options.seeds = flags.seeds;
+  options.wall_seconds = flags.timeout;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    for (int c : flags.cpus)
+      if (c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed))
+        throw Exit{kExitError, fmt::format("--cpus: core {} is not available to this process ({} cores allowed)", c,
+                                           CPU_COUNT(&allowed))};
+  options.cpus = flags.cpus;
+  options.bind_openmp = flags.bind_openmp;
   return options;
 }
 

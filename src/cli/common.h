@@ -24,12 +24,20 @@ struct Exit {
   std::string message;
 };
 
-/// Options every subcommand that evaluates shares.
+/// Options every subcommand that reads the suite shares.
 struct CommonFlags {
   std::string suite_dir;
-  bool recalibrate = false;
 };
 void AddSuiteFlag(CLI::App& app, CommonFlags& flags);
+
+/// Options every subcommand that evaluates kernels shares.
+struct EvalFlags {
+  int seeds = 3;
+  double timeout = 60;
+  std::vector<int> cpus;
+  bool bind_openmp = false;
+};
+void AddEvalFlags(CLI::App& app, EvalFlags& flags);
 
 /// The suite, or Exit with the loader's message.
 std::vector<suite::Task> LoadSuiteOrExit(const std::string& suite_dir);
@@ -53,7 +61,7 @@ void RegisterBench(CLI::App& app);
 
 namespace accelopt::cli {
 
-/// Evaluation settings from the machine's profile (no scoring without one).
-cpu::CpuTargetOptions TargetOptionsFor(const std::optional<cpu::HardwareProfile>& hardware);
+/// Evaluation settings from the machine's profile (no scoring without one) and the flags.
+cpu::CpuTargetOptions TargetOptionsFor(const std::optional<cpu::HardwareProfile>& hardware, const EvalFlags& flags);
 
 }  // namespace accelopt::cli

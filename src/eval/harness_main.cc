@@ -10,7 +10,7 @@
 // fd 3 before the process dies. This process never sees reference outputs.
 
 #include <dlfcn.h>
-#include <emmintrin.h>
+#include <immintrin.h>
 #include <linux/perf_event.h>
 #include <seccomp.h>
 #include <sched.h>
@@ -216,12 +216,23 @@ struct Buffers {
   std::vector<void*> args;
 };
 
+// clflushopt is weakly ordered (flushes overlap), several times faster than clflush.
+__attribute__((target("clflushopt"))) void FlushLinesOpt(const char* p, size_t bytes) {
+  for (size_t off = 0; off < bytes; off += 64) _mm_clflushopt(const_cast<char*>(p + off));
+}
+
+void FlushLines(const char* p, size_t bytes) {
+  for (size_t off = 0; off < bytes; off += 64) _mm_clflush(p + off);
+}
+
 // The roofline assumes operands come from memory: evict every argument line.
 void FlushCaches(const Buffers& b) {
+  static const bool has_clflushopt = __builtin_cpu_supports("clflushopt");
   for (const auto* group : {&b.inputs, &b.outputs})
     for (const auto& buf : *group) {
       auto* p = static_cast<const char*>(buf.data());
-      for (size_t off = 0; off < buf.bytes(); off += 64) _mm_clflush(p + off);
+      if (has_clflushopt) FlushLinesOpt(p, buf.bytes());
+      else FlushLines(p, buf.bytes());
     }
   _mm_mfence();
 }

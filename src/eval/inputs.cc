@@ -15,10 +15,7 @@ inline uint64_t Mix(uint64_t x) {
 
 // Uniform in (0, 1]: never 0, so log() below is finite.
 inline double Unit(uint64_t bits) { return (static_cast<double>(bits >> 11) + 1.0) * 0x1.0p-53; }
-
-}  // namespace
-
-namespace {
+inline float UnitF(uint64_t bits) { return (static_cast<float>(bits >> 40) + 1.0f) * 0x1.0p-24f; }
 
 inline uint64_t StreamKey(uint64_t seed, uint64_t stream) { return Mix(seed ^ Mix(stream + 0x51ed270b27e3ULL)); }
 
@@ -27,13 +24,14 @@ inline float Uniform(uint64_t key, long i, const InputDistribution& d) {
   return static_cast<float>(d.a + (d.b - d.a) * (u - 0x1.0p-53));
 }
 
-// Box-Muller on the pair (2j, 2j+1): cos for the even element, sin for the odd.
-inline void NormalPair(uint64_t key, long pair_start, const InputDistribution& d, double& even, double& odd) {
+// Box-Muller in float on the pair (2j, 2j+1): cos for the even element, sin for
+// the odd. Float math is plenty for test inputs and several times faster.
+inline void NormalPair(uint64_t key, long pair_start, const InputDistribution& d, float& even, float& odd) {
   uint64_t pair = static_cast<uint64_t>(pair_start);
-  double r = std::sqrt(-2.0 * std::log(Unit(Mix(key + pair))));
-  double theta = 2.0 * M_PI * Unit(Mix(key + pair + 1));
-  even = d.a + d.b * r * std::cos(theta);
-  odd = d.a + d.b * r * std::sin(theta);
+  float r = std::sqrt(-2.0f * std::log(UnitF(Mix(key + pair))));
+  float theta = 6.28318530718f * UnitF(Mix(key + pair + 1));
+  even = static_cast<float>(d.a + d.b * (r * std::cos(theta)));
+  odd = static_cast<float>(d.a + d.b * (r * std::sin(theta)));
 }
 
 }  // namespace
@@ -41,9 +39,9 @@ inline void NormalPair(uint64_t key, long pair_start, const InputDistribution& d
 float RandomValue(uint64_t seed, uint64_t stream, long i, const InputDistribution& dist) {
   uint64_t key = StreamKey(seed, stream);
   if (!dist.normal) return Uniform(key, i, dist);
-  double even, odd;
+  float even, odd;
   NormalPair(key, i & ~1L, dist, even, odd);
-  return static_cast<float>((i & 1) ? odd : even);
+  return (i & 1) ? odd : even;
 }
 
 void FillRandom(float* out, long n, uint64_t seed, uint64_t stream, const InputDistribution& dist) {
@@ -55,10 +53,10 @@ void FillRandom(float* out, long n, uint64_t seed, uint64_t stream, const InputD
   }
 #pragma omp parallel for schedule(static)
   for (long j = 0; j < (n + 1) / 2; ++j) {
-    double even, odd;
+    float even, odd;
     NormalPair(key, 2 * j, dist, even, odd);
-    out[2 * j] = static_cast<float>(even);
-    if (2 * j + 1 < n) out[2 * j + 1] = static_cast<float>(odd);
+    out[2 * j] = even;
+    if (2 * j + 1 < n) out[2 * j + 1] = odd;
   }
 }
 

@@ -36,6 +36,8 @@ struct ChildPlan {
   std::vector<std::string> argv_storage, env_storage;
   std::vector<char*> argv, env;
   std::vector<std::pair<int, rlimit>> limits;
+  cpu_set_t cpus;
+  bool pin = false;
 };
 
 ChildPlan Plan(const SandboxRequest& request) {
@@ -48,6 +50,8 @@ ChildPlan Plan(const SandboxRequest& request) {
   for (auto& s : plan.env_storage) plan.env.push_back(s.data());
   plan.env.push_back(nullptr);
 
+  CPU_ZERO(&plan.cpus);
+  for (int cpu : request.cpus) CPU_SET(cpu, &plan.cpus), plan.pin = true;
   const SandboxLimits& l = request.limits;
   auto lim = [](rlim_t v) { return rlimit{v, v}; };
   double cpu = l.cpu_seconds > 0 ? l.cpu_seconds : l.wall_seconds * AllowedCores() + 1;
@@ -60,19 +64,36 @@ ChildPlan Plan(const SandboxRequest& request) {
   return plan;
 }
 
-[[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd,
-                            int err_fd, int event_fd) {
+// Why a child could not start, sent over a close-on-exec pipe (empty on success).
+struct StartFailure {
+  int step;  // index into kStartSteps
+  int error;
+};
+constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working directory", "pin to the cores",
+                                       "execute"};
+
+[[noreturn]] void FailStart(int fd, int step) {
+  StartFailure failure{step, errno};
+  ssize_t ignored = write(fd, &failure, sizeof failure);
+  (void)ignored;
+  _exit(127);
+}
+
+[[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd,
+                            int event_fd, int start_fd) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   int devnull = open("/dev/null", O_RDONLY);
   if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0 ||
-      dup2(event_fd, 3) < 0)
-    _exit(126);
-  syscall(SYS_close_range, 4, ~0U, 0);
-  if (!workdir.empty() && chdir(workdir.c_str()) != 0) _exit(126);
+      dup2(event_fd, 3) < 0 || (start_fd != 4 && dup2(start_fd, 4) < 0))
+    FailStart(start_fd, 0);
+  fcntl(4, F_SETFD, FD_CLOEXEC);
+  syscall(SYS_close_range, 5, ~0U, 0);
+  if (!workdir.empty() && chdir(workdir.c_str()) != 0) FailStart(4, 1);
   for (const auto& [resource, value] : plan.limits) setrlimit(resource, &value);
+  if (plan.pin && sched_setaffinity(0, sizeof plan.cpus, &plan.cpus) != 0) FailStart(4, 2);
   execve(plan.argv[0], plan.argv.data(), plan.env.data());
-  _exit(127);
+  FailStart(4, 3);
 }
 
 struct Stream {
@@ -105,7 +126,7 @@ bool Drain(Stream& s) {
 Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
   if (request.argv.empty()) return Error{"sandbox: empty command"};
   ChildPlan plan = Plan(request);
-  std::array<int, 2> pipes[3];
+  std::array<int, 2> pipes[4];  // stdout, stderr, events, start failure
   for (auto& p : pipes)
     if (pipe2(p.data(), O_CLOEXEC) != 0) return Error{std::string("sandbox: pipe: ") + std::strerror(errno)};
 
@@ -115,9 +136,21 @@ Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
     for (auto& p : pipes) close(p[0]), close(p[1]);
     return Error{std::string("sandbox: fork: ") + std::strerror(errno)};
   }
-  if (pid == 0) ExecChild(plan, request.workdir, pipes[0][1], pipes[1][1], pipes[2][1]);
+  if (pid == 0) ExecChild(plan, request.workdir, pipes[0][1], pipes[1][1], pipes[2][1], pipes[3][1]);
   setpgid(pid, pid);  // also in the parent, so a kill right away reaches the group
   for (auto& p : pipes) close(p[1]);
+  StartFailure failure{};
+  ssize_t got;
+  while ((got = read(pipes[3][0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  close(pipes[3][0]);
+  if (got == static_cast<ssize_t>(sizeof failure)) {
+    for (int i = 0; i < 3; ++i) close(pipes[i][0]);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return Error{"cannot start " + request.argv[0] + ": " + kStartSteps[failure.step] + " failed: " +
+                 std::strerror(failure.error)};
+  }
 
   SandboxOutcome outcome;
   bool dummy = false;

@@ -28,6 +28,7 @@ struct SandboxRequest {
   std::vector<std::string> argv;       ///< argv[0] is the program path
   std::string workdir;                 ///< the child's working directory
   std::vector<std::string> env;        ///< extra NAME=VALUE, added to the engine's environment
+  std::vector<int> cpus;               ///< pin the child (and its threads) to these cores; empty = unchanged
   SandboxLimits limits;
 };
 

@@ -1,5 +1,6 @@
 #include "targets/cpu/cpu_target.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -144,6 +145,12 @@ class CpuTarget : public targets::Target {
     if (options_.work_dir.empty()) options_.work_dir = CacheDir() + "/work";
     if (options_.reference_compile.cache_dir.empty())
       options_.reference_compile.cache_dir = CacheDir() + "/build";
+    if (options_.cpus.empty()) {
+      cpu_set_t allowed;
+      if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+          if (CPU_ISSET(c, &allowed)) options_.cpus.push_back(c);
+    }
   }
 
   std::string name() const override { return "cpu"; }
@@ -178,7 +185,8 @@ Result<HarnessRun> CpuTarget::RunHarness(const Json& spec, const fs::path& dir,
   eval::SandboxRequest request;
   request.argv = {options_.harness_path, spec_path};
   request.workdir = dir.string();
-  request.env = {"OMP_PROC_BIND=close", "OMP_PLACES=cores"};
+  request.cpus = options_.cpus;
+  if (options_.bind_openmp) request.env = {"OMP_PROC_BIND=close", "OMP_PLACES=cores"};
   request.limits.wall_seconds = options_.wall_seconds;
   request.limits.address_space_bytes =
       options_.memory_bytes > 0 ? options_.memory_bytes : (2L << 30) + 4 * DataBytes(bound);
@@ -318,7 +326,7 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   profile.shape = request.shape;
   profile.tolerance = task.tolerance;
   profile.seeds = options_.seeds;
-  double reference_seconds = 0;
+  double inputs_seconds = 0, reference_seconds = 0;
   std::vector<uint64_t> seeds;
   for (int i = 0; i < options_.seeds; ++i) seeds.push_back((uint64_t{entropy()} << 32) | entropy());
 
@@ -327,8 +335,10 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   auto reference = std::async(std::launch::async, [&]() -> Result<ReferenceOutputs> {
     auto t0 = std::chrono::steady_clock::now();
     if (auto s = GenerateInputs(*bound, seeds, dir); !s) return s.error();
+    auto t1 = std::chrono::steady_clock::now();
     auto outputs = RunReference(*bound, seeds.size(), dir);
-    reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    inputs_seconds = std::chrono::duration<double>(t1 - t0).count();
+    reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     return outputs;
   });
   CompileOptions compile = options_.kernel_compile;
@@ -361,6 +371,7 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
                            {"min_calls", t.min_calls}, {"max_calls", t.max_calls},
                            {"budget_seconds", t.budget_seconds}, {"spread_tolerance", t.spread_tolerance},
                            {"max_series", t.max_series}, {"flush", t.flush_caches}}}};
+  profile.phase_seconds["inputs"] = inputs_seconds;
   profile.phase_seconds["reference"] = reference_seconds;
   auto run = RunHarness(spec, dir, *bound, true);
   if (!run) return run.error();

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "suite/roofline.h"
 #include "targets/cpu/compiler.h"
@@ -37,6 +38,11 @@ struct CpuTargetOptions {
   double wall_seconds = 60;        ///< per child process (reference or candidate)
   long memory_bytes = 0;           ///< address-space limit; 0 = 2 GiB + 4x the task's data
   bool counters = true;            ///< hardware counters through perf_event_open
+  std::vector<int> cpus;           ///< the cores the kernel runs on (its "device"); empty = all allowed
+  /// Also bind each OpenMP thread to one core (OMP_PROC_BIND=close, OMP_PLACES=cores).
+  /// Off by default: libgomp then pins the main thread to a single core before
+  /// the kernel starts, which confines OpenBLAS and std::thread workers to it.
+  bool bind_openmp = false;
   CompileOptions kernel_compile;   ///< candidate build (its cache_dir "" disables caching)
   CompileOptions reference_compile = ReferenceCompileOptions();
   std::string harness_path;        ///< accelopt-harness; "" = HarnessPath()
