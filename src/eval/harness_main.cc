@@ -1,10 +1,11 @@
 // accelopt-harness: the child side of an evaluation.
 //
-// Usage: accelopt-harness SPEC.json   (events are written as JSON lines to fd 3)
+// Usage: accelopt-harness SPEC.json
+//   fd 3: events, written as JSON lines; fd 4: inputs; fd 5: outputs (shared memory)
 //
-// Loads a compiled kernel (or reference), reads the inputs the engine drew for
-// each seed, poisons the outputs, calls it, checks what it left behind and writes its
-// outputs to files for the parent to compare. In candidate mode it then times
+// Loads a compiled kernel (or reference), copies in the inputs the engine drew
+// for each seed, poisons the outputs, calls it, checks what it left behind and
+// hands its outputs back for the parent to compare. In candidate mode it then times
 // the kernel. Everything the parent needs to classify a failure (the phase, a
 // fatal signal, a failed allocation, a forbidden system call) is reported on
 // fd 3 before the process dies. This process never sees reference outputs.
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "eval/harness_buffers.h"
+#include "eval/shared_memory.h"
 #include "eval/stats.h"
 
 using nlohmann::json;
@@ -39,6 +41,8 @@ using accelopt::eval::GuardedBuffer;
 namespace {
 
 constexpr int kEventFd = 3;
+constexpr int kInputsFd = 4;   // sealed shared memory: every seed's inputs
+constexpr int kOutputsFd = 5;  // shared memory: every seed's outputs
 constexpr int kMaxArgs = 24;
 
 // ---------------------------------------------------------------- reporting
@@ -240,7 +244,7 @@ void FlushCaches(const Buffers& b) {
 // ------------------------------------------------------------------- phases
 
 struct Spec {
-  std::string mode, library, symbol, output_prefix;
+  std::string mode, library, symbol;
   std::vector<json> inputs, outputs;
   size_t seeds = 0;
   json timing;
@@ -254,7 +258,6 @@ Spec ReadSpec(const char* path) {
   s.mode = j.at("mode");
   s.library = j.at("library");
   s.symbol = j.at("symbol");
-  s.output_prefix = j.at("output_prefix");
   for (const auto& t : j.at("inputs")) s.inputs.push_back(t);
   for (const auto& t : j.at("outputs")) s.outputs.push_back(t);
   s.seeds = j.at("seeds").get<size_t>();
@@ -283,13 +286,26 @@ void Poison(Buffers& b, bool reference) {
   }
 }
 
-// Inputs are drawn by the engine, once per seed, into in_<seed>.bin (all
-// inputs back to back); both the reference and the candidate read them.
-bool ReadInputs(Buffers& b, size_t seed_index) {
-  std::ifstream in("in_" + std::to_string(seed_index) + ".bin", std::ios::binary);
-  for (auto& buf : b.inputs)
-    in.read(static_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.bytes()));
-  return static_cast<bool>(in);
+size_t BytesOf(const std::vector<GuardedBuffer>& buffers) {
+  size_t total = 0;
+  for (const auto& buf : buffers) total += buf.bytes();
+  return total;
+}
+
+// Inputs are drawn by the engine, once per seed, into sealed shared memory on
+// fd 4 (seed after seed, each seed's inputs back to back); both the reference
+// and the candidate copy them from there.
+bool ReadInputs(Buffers& b, size_t seeds, size_t seed_index) {
+  static const char* shared = nullptr;
+  size_t stride = BytesOf(b.inputs);
+  if (!shared) shared = static_cast<const char*>(accelopt::eval::MapShared(kInputsFd, seeds * stride, false));
+  if (!shared) return false;
+  const char* p = shared + seed_index * stride;
+  for (auto& buf : b.inputs) {
+    std::memcpy(buf.data(), p, buf.bytes());
+    p += buf.bytes();
+  }
+  return true;
 }
 
 // After a call: every guard intact, every input unchanged. Returns a violation or "".
@@ -306,10 +322,19 @@ std::string CheckAfterCall(const Spec& spec, Buffers& b, const std::vector<std::
   return "";
 }
 
-bool WriteOutputs(const Spec& spec, const Buffers& b, size_t seed_index) {
-  std::ofstream out(spec.output_prefix + "_" + std::to_string(seed_index) + ".bin", std::ios::binary);
-  for (const auto& buf : b.outputs) out.write(static_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.bytes()));
-  return static_cast<bool>(out.flush());
+// Outputs go to shared memory on fd 5, laid out like the inputs. Mapped only
+// while copying, so the kernel's calls never run with it mapped.
+bool WriteOutputs(const Buffers& b, size_t seeds, size_t seed_index) {
+  size_t stride = BytesOf(b.outputs);
+  char* shared = static_cast<char*>(accelopt::eval::MapShared(kOutputsFd, seeds * stride, true));
+  if (!shared) return false;
+  char* p = shared + seed_index * stride;
+  for (const auto& buf : b.outputs) {
+    std::memcpy(p, buf.data(), buf.bytes());
+    p += buf.bytes();
+  }
+  accelopt::eval::UnmapShared(shared, seeds * stride);
+  return true;
 }
 
 // Runs each seed once: fill, snapshot, poison, call, check, write outputs.
@@ -317,11 +342,11 @@ bool RunSeeds(const Spec& spec, AnyFn fn, Buffers& b, double& first_call_seconds
   bool reference = spec.mode == "reference";
   std::vector<std::vector<char>> pristine(b.inputs.size());
   for (size_t s = 0; s < spec.seeds; ++s) {
-    if (!ReadInputs(b, s)) {
+    if (!ReadInputs(b, spec.seeds, s)) {
       Emit({{"event", "harness_error"}, {"message", "cannot read the inputs for seed " + std::to_string(s)}});
       return false;
     }
-    for (size_t i = 0; i < b.inputs.size(); ++i) {
+    for (size_t i = 0; i < b.inputs.size() && !reference; ++i) {  // the reference is trusted
       auto* p = static_cast<const char*>(b.inputs[i].data());
       pristine[i].assign(p, p + b.inputs[i].bytes());
     }
@@ -333,12 +358,12 @@ bool RunSeeds(const Spec& spec, AnyFn fn, Buffers& b, double& first_call_seconds
     if (s == 0) first_call_seconds = dt;
     total_seconds += dt;
     SetPhase("checking after correctness call, seed " + std::to_string(s));
-    std::string violation = CheckAfterCall(spec, b, pristine);
+    std::string violation = reference ? "" : CheckAfterCall(spec, b, pristine);
     if (!violation.empty()) {
       Emit({{"event", "violation"}, {"seed_index", s}, {"message", violation}});
       return false;
     }
-    if (!WriteOutputs(spec, b, s)) {
+    if (!WriteOutputs(b, spec.seeds, s)) {
       Emit({{"event", "harness_error"}, {"message", "cannot write outputs for seed " + std::to_string(s)}});
       return false;
     }

@@ -38,6 +38,7 @@ struct ChildPlan {
   std::vector<std::pair<int, rlimit>> limits;
   cpu_set_t cpus;
   bool pin = false;
+  std::vector<int> inherit;
 };
 
 ChildPlan Plan(const SandboxRequest& request) {
@@ -50,6 +51,7 @@ ChildPlan Plan(const SandboxRequest& request) {
   for (auto& s : plan.env_storage) plan.env.push_back(s.data());
   plan.env.push_back(nullptr);
 
+  plan.inherit = request.inherit_fds;
   CPU_ZERO(&plan.cpus);
   for (int cpu : request.cpus) CPU_SET(cpu, &plan.cpus), plan.pin = true;
   const SandboxLimits& l = request.limits;
@@ -63,6 +65,8 @@ ChildPlan Plan(const SandboxRequest& request) {
   if (l.max_processes > 0) plan.limits.push_back({RLIMIT_NPROC, lim(l.max_processes)});
   return plan;
 }
+
+constexpr size_t kMaxInherited = 8;
 
 // Why a child could not start, sent over a close-on-exec pipe (empty on success).
 struct StartFailure {
@@ -79,21 +83,33 @@ constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working dire
   _exit(127);
 }
 
+// Child descriptors: 0 /dev/null, 1 stdout, 2 stderr, 3 events, 4.. the
+// inherited ones in order, then the start-failure pipe (closed by exec).
 [[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd,
                             int event_fd, int start_fd) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // First lift every descriptor above the target range, so no dup2 below clobbers a source.
+  constexpr int kLift = 256;
+  int start = fcntl(start_fd, F_DUPFD_CLOEXEC, kLift);
+  if (start < 0) _exit(127);
+  int sources[4 + kMaxInherited];
+  int count = 0;
+  for (int fd : {out_fd, err_fd, event_fd}) sources[count++] = fcntl(fd, F_DUPFD, kLift);
+  for (int fd : plan.inherit) sources[count++] = fcntl(fd, F_DUPFD, kLift);
   int devnull = open("/dev/null", O_RDONLY);
-  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0 ||
-      dup2(event_fd, 3) < 0 || (start_fd != 4 && dup2(start_fd, 4) < 0))
-    FailStart(start_fd, 0);
-  fcntl(4, F_SETFD, FD_CLOEXEC);
-  syscall(SYS_close_range, 5, ~0U, 0);
-  if (!workdir.empty() && chdir(workdir.c_str()) != 0) FailStart(4, 1);
+  if (devnull < 0 || dup2(devnull, 0) < 0) FailStart(start, 0);
+  for (int i = 0; i < count; ++i)
+    if (sources[i] < 0 || dup2(sources[i], i + 1) < 0) FailStart(start, 0);
+  int start_slot = count + 1;
+  if (dup2(start, start_slot) < 0) FailStart(start, 0);
+  fcntl(start_slot, F_SETFD, FD_CLOEXEC);
+  syscall(SYS_close_range, start_slot + 1, ~0U, 0);
+  if (!workdir.empty() && chdir(workdir.c_str()) != 0) FailStart(start_slot, 1);
   for (const auto& [resource, value] : plan.limits) setrlimit(resource, &value);
-  if (plan.pin && sched_setaffinity(0, sizeof plan.cpus, &plan.cpus) != 0) FailStart(4, 2);
+  if (plan.pin && sched_setaffinity(0, sizeof plan.cpus, &plan.cpus) != 0) FailStart(start_slot, 2);
   execve(plan.argv[0], plan.argv.data(), plan.env.data());
-  FailStart(4, 3);
+  FailStart(start_slot, 3);
 }
 
 struct Stream {
@@ -125,6 +141,7 @@ bool Drain(Stream& s) {
 
 Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
   if (request.argv.empty()) return Error{"sandbox: empty command"};
+  if (request.inherit_fds.size() > kMaxInherited) return Error{"sandbox: too many inherited descriptors"};
   ChildPlan plan = Plan(request);
   std::array<int, 2> pipes[4];  // stdout, stderr, events, start failure
   for (auto& p : pipes)

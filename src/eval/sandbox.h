@@ -29,6 +29,7 @@ struct SandboxRequest {
   std::string workdir;                 ///< the child's working directory
   std::vector<std::string> env;        ///< extra NAME=VALUE, added to the engine's environment
   std::vector<int> cpus;               ///< pin the child (and its threads) to these cores; empty = unchanged
+  std::vector<int> inherit_fds;        ///< passed to the child as fds 4, 5, ... (at most 8)
   SandboxLimits limits;
 };
 

@@ -14,6 +14,7 @@
 #include "core/paths.h"
 #include "eval/inputs.h"
 #include "eval/sandbox.h"
+#include "eval/shared_memory.h"
 
 namespace accelopt::cpu {
 namespace fs = std::filesystem;
@@ -54,8 +55,12 @@ Json TensorsJson(const std::vector<suite::BoundTensor>& tensors) {
   return list;
 }
 
-// Per seed, per output: the reference's values.
-using ReferenceOutputs = std::vector<std::vector<std::vector<double>>>;
+// Elements of all outputs (or inputs) of one seed, back to back.
+long ElementsPerSeed(const std::vector<suite::BoundTensor>& tensors) {
+  long n = 0;
+  for (const auto& t : tensors) n += t.elements;
+  return n;
+}
 
 long DataBytes(const suite::BoundTask& bound) {
   long elements = 0;
@@ -169,23 +174,27 @@ class CpuTarget : public targets::Target {
  private:
   Result<Profile> EvaluateOne(const targets::EvalRequest& request);
   Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound,
-                                bool candidate);
-  Result<ReferenceOutputs> RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir);
-  void Compare(const suite::BoundTask& bound, const ReferenceOutputs& reference, const fs::path& dir,
-               Profile& profile);
+                                bool candidate, const eval::SharedMemory& inputs,
+                                const eval::SharedMemory& outputs);
+  Result<eval::SharedMemory> RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir,
+                                          const eval::SharedMemory& inputs);
+  void Compare(const suite::BoundTask& bound, size_t seeds, const eval::SharedMemory& reference,
+               const eval::SharedMemory& outputs, Profile& profile);
   void Score(const suite::BoundTask& bound, const Json& result, Profile& profile);
 
   CpuTargetOptions options_;
 };
 
-Result<HarnessRun> CpuTarget::RunHarness(const Json& spec, const fs::path& dir,
-                                         const suite::BoundTask& bound, bool candidate) {
+Result<HarnessRun> CpuTarget::RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound,
+                                         bool candidate, const eval::SharedMemory& inputs,
+                                         const eval::SharedMemory& outputs) {
   std::string spec_path = (dir / (candidate ? "candidate.json" : "reference.json")).string();
   if (auto s = WriteJsonFile(spec_path, spec); !s) return s.error();
   eval::SandboxRequest request;
   request.argv = {options_.harness_path, spec_path};
   request.workdir = dir.string();
   request.cpus = options_.cpus;
+  request.inherit_fds = {inputs.fd(), outputs.fd()};
   if (options_.bind_openmp) request.env = {"OMP_PROC_BIND=close", "OMP_PLACES=cores"};
   request.limits.wall_seconds = options_.wall_seconds;
   request.limits.address_space_bytes =
@@ -197,68 +206,57 @@ Result<HarnessRun> CpuTarget::RunHarness(const Json& spec, const fs::path& dir,
   return ParseEvents(std::move(*outcome));
 }
 
-Status GenerateInputs(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir) {
-  for (size_t s = 0; s < seeds.size(); ++s) {
-    std::string path = (dir / ("in_" + std::to_string(s) + ".bin")).string();
-    std::ofstream out(path, std::ios::binary);
-    std::vector<float> values;
+// Draws every seed's inputs into sealed shared memory: the children can read
+// them but nobody can change them any more.
+Result<eval::SharedMemory> GenerateInputs(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds) {
+  long per_seed = ElementsPerSeed(bound.inputs);
+  auto memory = eval::SharedMemory::Create("accelopt-inputs", seeds.size() * per_seed * sizeof(float));
+  if (!memory) return memory.error();
+  float* p = static_cast<float*>(memory->data());
+  for (uint64_t seed : seeds)
     for (size_t i = 0; i < bound.inputs.size(); ++i) {
       const auto& t = bound.inputs[i];
-      values.resize(static_cast<size_t>(t.elements));
-      eval::FillRandom(values.data(), t.elements, seeds[s], i, {t.dist.kind == "normal", t.dist.a, t.dist.b});
-      out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * 4));
+      eval::FillRandom(p, t.elements, seed, i, {t.dist.kind == "normal", t.dist.a, t.dist.b});
+      p += t.elements;
     }
-    if (!out.flush()) return Error{"cannot write " + path};
-  }
-  return Ok{};
+  if (auto s = memory->Seal(); !s) return s.error();
+  return memory;
 }
 
-Result<ReferenceOutputs> CpuTarget::RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir) {
+Result<eval::SharedMemory> CpuTarget::RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir,
+                                                   const eval::SharedMemory& inputs) {
   const suite::Task& task = *bound.task;
   auto source = ReadFile(task.reference_path());
   if (!source) return source.error();
   auto built = CompileKernel(*source, bound.ShapeHeader(), options_.reference_compile, dir.string());
   if (!built) return built.error();
   if (!built->ok) return Error{task.reference_path() + " does not compile:\n" + built->log};
+  // The expected outputs live only in shared memory that the candidate's process never receives.
+  auto outputs = eval::SharedMemory::Create("accelopt-reference", seeds * ElementsPerSeed(bound.outputs) * sizeof(double));
+  if (!outputs) return outputs.error();
   Json spec = {{"mode", "reference"}, {"library", built->library_path}, {"symbol", "reference"},
-               {"output_prefix", "ref"}, {"inputs", TensorsJson(bound.inputs)},
-               {"outputs", TensorsJson(bound.outputs)}, {"seeds", seeds}};
-  auto run = RunHarness(spec, dir, bound, false);
+               {"inputs", TensorsJson(bound.inputs)}, {"outputs", TensorsJson(bound.outputs)}, {"seeds", seeds}};
+  auto run = RunHarness(spec, dir, bound, false, inputs, *outputs);
   if (!run) return run.error();
   Verdict verdict;
   std::string message;
   if (ClassifyFailure(*run, verdict, message))
     return Error{"the reference of task '" + task.name + "' failed: " + message + "\n" + RunLog(run->outcome)};
-  // The candidate runs in this folder next: keep the expected outputs out of its reach.
-  ReferenceOutputs outputs(seeds);
-  for (size_t s = 0; s < seeds; ++s) {
-    fs::path path = dir / ("ref_" + std::to_string(s) + ".bin");
-    std::ifstream in(path, std::ios::binary);
-    for (const auto& t : bound.outputs) {
-      outputs[s].emplace_back(static_cast<size_t>(t.elements));
-      in.read(reinterpret_cast<char*>(outputs[s].back().data()), t.elements * static_cast<std::streamsize>(sizeof(double)));
-    }
-    if (!in) return Error{"cannot read the reference outputs " + path.string()};
-    in.close();
-    std::error_code ec;
-    fs::remove(path, ec);
-    if (ec) return Error{"cannot remove " + path.string() + ": " + ec.message()};
-  }
-  return outputs;
+  return std::move(*outputs);
 }
 
-void CpuTarget::Compare(const suite::BoundTask& bound, const ReferenceOutputs& reference, const fs::path& dir,
-                        Profile& profile) {
+void CpuTarget::Compare(const suite::BoundTask& bound, size_t seeds, const eval::SharedMemory& reference,
+                        const eval::SharedMemory& outputs, Profile& profile) {
   eval::ErrorStats worst;
-  for (size_t s = 0; s < reference.size(); ++s) {
-    std::ifstream out(dir / ("out_" + std::to_string(s) + ".bin"), std::ios::binary);
+  const double* ref = static_cast<const double*>(reference.data());
+  const float* out = static_cast<const float*>(outputs.data());
+  for (size_t s = 0; s < seeds; ++s) {
     for (size_t k = 0; k < bound.outputs.size(); ++k) {
       const auto& t = bound.outputs[k];
-      const std::vector<double>& ref = reference[s][k];
-      std::vector<float> o(ref.size(), NAN);
-      out.read(reinterpret_cast<char*>(o.data()), static_cast<std::streamsize>(o.size() * sizeof(float)));
-      eval::ErrorStats e = eval::CompareOutputs(o.data(), ref.data(), o.size());
-      if (!out) e.rel_l2 = INFINITY, e.nan_count = o.size();  // missing outputs
+      size_t n = static_cast<size_t>(t.elements);
+      eval::ErrorStats e = eval::CompareOutputs(out, ref, n);
+      out += n;
+      ref += n;
       if ((!e.finite() || e.rel_l2 > profile.tolerance) && profile.message.empty())
         profile.message = "output '" + t.name + "' (seed " + std::to_string(s) + "): " +
                           (e.finite() ? "relative L2 error " + std::to_string(e.rel_l2) + " exceeds " +
@@ -332,11 +330,13 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
 
   // The reference builds and runs while the candidate compiles: both are
   // untimed, and the candidate's timed calls start only after both finish.
-  auto reference = std::async(std::launch::async, [&]() -> Result<ReferenceOutputs> {
+  Result<eval::SharedMemory> inputs = Error{"inputs not drawn"};
+  auto reference = std::async(std::launch::async, [&]() -> Result<eval::SharedMemory> {
     auto t0 = std::chrono::steady_clock::now();
-    if (auto s = GenerateInputs(*bound, seeds, dir); !s) return s.error();
+    inputs = GenerateInputs(*bound, seeds);
+    if (!inputs) return inputs.error();
     auto t1 = std::chrono::steady_clock::now();
-    auto outputs = RunReference(*bound, seeds.size(), dir);
+    auto outputs = RunReference(*bound, seeds.size(), dir, *inputs);
     inputs_seconds = std::chrono::duration<double>(t1 - t0).count();
     reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     return outputs;
@@ -345,7 +345,7 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
                            request.candidate.libraries.end());
   auto built = CompileKernel(request.candidate.source, bound->ShapeHeader(), compile, dir.string());
-  Result<ReferenceOutputs> reference_outputs = reference.get();
+  Result<eval::SharedMemory> reference_outputs = reference.get();
   auto finish = [&]() -> Result<Profile> {
     profile.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return profile;
@@ -364,7 +364,7 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
 
   const TimingOptions& t = options_.timing;
   Json spec = {{"mode", "candidate"}, {"library", built->library_path}, {"symbol", "kernel"},
-               {"output_prefix", "out"}, {"inputs", TensorsJson(bound->inputs)},
+               {"inputs", TensorsJson(bound->inputs)},
                {"outputs", TensorsJson(bound->outputs)}, {"seeds", seeds.size()},
                {"counters", options_.counters}, {"seccomp", true},
                {"timing", {{"enabled", options_.timing_enabled}, {"warmup", t.warmup},
@@ -373,7 +373,11 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
                            {"max_series", t.max_series}, {"flush", t.flush_caches}}}};
   profile.phase_seconds["inputs"] = inputs_seconds;
   profile.phase_seconds["reference"] = reference_seconds;
-  auto run = RunHarness(spec, dir, *bound, true);
+  auto outputs = eval::SharedMemory::Create("accelopt-outputs", seeds.size() * ElementsPerSeed(bound->outputs) * sizeof(float));
+  if (!outputs) return outputs.error();
+  // NaN until the child hands back a seed's outputs: nothing unwritten can pass.
+  std::fill_n(static_cast<float*>(outputs->data()), outputs->size() / sizeof(float), NAN);
+  auto run = RunHarness(spec, dir, *bound, true, *inputs, *outputs);
   if (!run) return run.error();
   profile.phase_seconds["candidate_process"] = run->outcome.wall_seconds;
   profile.run_log = Truncate(RunLog(run->outcome), 64 << 10);
@@ -382,7 +386,7 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   if (ClassifyFailure(*run, profile.status, profile.message)) return finish();
 
   auto compare_start = std::chrono::steady_clock::now();
-  Compare(*bound, *reference_outputs, dir, profile);
+  Compare(*bound, seeds.size(), *reference_outputs, *outputs, profile);
   profile.phase_seconds["compare"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - compare_start).count();
   const Json* result = run->Find("result");
