@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -10,6 +11,7 @@ namespace accelopt::eval {
 namespace {
 
 constexpr unsigned char kCanary = 0xA5;
+constexpr size_t kHugePage = 2 << 20;
 
 size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
@@ -19,20 +21,26 @@ GuardedBuffer::GuardedBuffer(size_t bytes) {
   size_t page = PageSize();
   size_t data_pages = (bytes + page - 1) / page;
   if (data_pages == 0) data_pages = 1;
-  mapped_ = (data_pages + 2) * page;
+  // Large buffers start on a huge-page boundary and ask for transparent huge
+  // pages: timings then depend far less on where the 4 KiB pages happen to
+  // land physically (cache-set and TLB behaviour differed run to run).
+  size_t align = bytes >= kHugePage ? kHugePage : page;
+  mapped_ = (data_pages + 2) * page + align;
   void* base = mmap(nullptr, mapped_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
     mapped_ = 0;
     return;
   }
   base_ = static_cast<unsigned char*>(base);
-  if (mprotect(base_ + page, data_pages * page, PROT_READ | PROT_WRITE) != 0) {
+  uintptr_t first = reinterpret_cast<uintptr_t>(base_) + page;
+  data_ = reinterpret_cast<unsigned char*>((first + align - 1) / align * align);
+  if (mprotect(data_, data_pages * page, PROT_READ | PROT_WRITE) != 0) {
     munmap(base_, mapped_);
-    base_ = nullptr;
+    base_ = data_ = nullptr;
     mapped_ = 0;
     return;
   }
-  data_ = base_ + page;
+  if (align == kHugePage) madvise(data_, data_pages * page, MADV_HUGEPAGE);
   bytes_ = bytes;
   slack_ = data_pages * page - bytes;
   ResetCanary();

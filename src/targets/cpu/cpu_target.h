@@ -14,9 +14,9 @@ namespace accelopt::cpu {
 
 struct TimingOptions {
   int warmup = 1;                 ///< untimed calls after the correctness calls
-  int min_calls = 5;              ///< timed calls per series, at least
-  int max_calls = 100;            ///< timed calls per series, at most
-  double budget_seconds = 1.0;    ///< aim for this much kernel time per series
+  int min_calls = 10;             ///< timed calls per series, at least
+  int max_calls = 50;             ///< timed calls per series, at most
+  double budget_seconds = 0.5;    ///< aim for this much kernel time per series
   double spread_tolerance = 0.01; ///< re-measure while IQR/median exceeds this
   int max_series = 3;             ///< series at most; the most stable is kept
   bool flush_caches = true;       ///< evict the arguments before each timed call
