@@ -87,6 +87,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"run_program.cpp", Verdict::kResourceLimit, "create a process"},
                       Case{"write_past_end.cpp", Verdict::kRuntimeError, "wrote past the end of output 'out'"},
                       Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                      Case{"write_before_start.cpp", Verdict::kRuntimeError, "SIGSEGV"},
                       Case{"partial_output.cpp", Verdict::kWrongAnswer, "NaN"},
                       Case{"modify_input.cpp", Verdict::kWrongAnswer, "modified input 'x'"},
                       Case{"nan_output.cpp", Verdict::kWrongAnswer, "1 NaN"},

@@ -12,6 +12,10 @@ namespace {
 
 constexpr unsigned char kCanary = 0xA5;
 constexpr size_t kHugePage = 2 << 20;
+// Inaccessible address space on each side: reserved, never backed, so it costs
+// nothing, and a write up to 1 MiB off either end faults instead of landing in
+// a neighbouring buffer.
+constexpr size_t kGuardBytes = 1 << 20;
 
 size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
@@ -25,14 +29,14 @@ GuardedBuffer::GuardedBuffer(size_t bytes) {
   // pages: timings then depend far less on where the 4 KiB pages happen to
   // land physically (cache-set and TLB behaviour differed run to run).
   size_t align = bytes >= kHugePage ? kHugePage : page;
-  mapped_ = (data_pages + 2) * page + align;
+  mapped_ = kGuardBytes + align + data_pages * page + kGuardBytes;
   void* base = mmap(nullptr, mapped_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
     mapped_ = 0;
     return;
   }
   base_ = static_cast<unsigned char*>(base);
-  uintptr_t first = reinterpret_cast<uintptr_t>(base_) + page;
+  uintptr_t first = reinterpret_cast<uintptr_t>(base_) + kGuardBytes;
   data_ = reinterpret_cast<unsigned char*>((first + align - 1) / align * align);
   if (mprotect(data_, data_pages * page, PROT_READ | PROT_WRITE) != 0) {
     munmap(base_, mapped_);

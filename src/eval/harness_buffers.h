@@ -1,9 +1,9 @@
 #pragma once
 /// Kernel argument buffers fenced by inaccessible guard pages (harness side).
 ///
-/// Layout: [guard page][data ... canary up to the page end][guard page].
-/// A write before the start or a page past the end faults; a write into the
-/// slack after the end changes the canary, which IntactCanary() reports.
+/// Layout: [1 MiB guard][data ... canary up to the page end][1 MiB guard].
+/// A write up to 1 MiB before the start or past the end faults; a write into
+/// the slack after the end changes the canary, which IntactCanary() reports.
 
 #include <cstddef>
 
