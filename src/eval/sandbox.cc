@@ -225,6 +225,11 @@ Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
   return outcome;
 }
 
+std::string TruncateLog(std::string text, size_t cap) {
+  if (text.size() > cap) text = text.substr(0, cap) + "\n[... truncated]\n";
+  return text;
+}
+
 std::string SignalName(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   const char* text = sigdescr_np(sig);

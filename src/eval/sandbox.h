@@ -50,6 +50,9 @@ struct SandboxOutcome {
 /// Runs the request to completion. Blocks. Thread-safe (each call owns its child).
 Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request);
 
+/// Keeps the first `cap` bytes of a log and says that the rest was cut.
+std::string TruncateLog(std::string text, size_t cap);
+
 /// "SIGSEGV (segmentation fault)" etc.
 std::string SignalName(int sig);
 

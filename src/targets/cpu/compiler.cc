@@ -31,11 +31,6 @@ std::string FilterRemarks(const std::string& text, size_t cap) {
   return out;
 }
 
-std::string Truncate(std::string text, size_t cap) {
-  if (text.size() > cap) text = text.substr(0, cap) + "\n[... truncated]\n";
-  return text;
-}
-
 CompileOutcome LoadCached(const fs::path& dir) {
   CompileOutcome out;
   out.ok = true;
@@ -91,7 +86,7 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
 
   CompileOutcome out;
   out.seconds = run->wall_seconds;
-  out.log = Truncate(run->err + run->out, options.log_bytes);
+  out.log = eval::TruncateLog(run->err + run->out, options.log_bytes);
   if (run->timed_out) out.log += "\n[the compiler was stopped after " + std::to_string(options.timeout_seconds) + " s]\n";
   out.ok = run->exited_cleanly() && fs::exists(dir / "kernel.so", ec);
   if (auto vec = ReadFile((dir / "vectorization.txt").string()))

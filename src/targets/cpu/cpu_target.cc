@@ -69,11 +69,6 @@ long DataBytes(const suite::BoundTask& bound) {
   return elements * 8;  // doubles for the reference outputs, copies of the inputs
 }
 
-std::string Truncate(std::string text, size_t cap) {
-  if (text.size() > cap) text = text.substr(0, cap) + "\n[... truncated]\n";
-  return text;
-}
-
 std::string RunLog(const eval::SandboxOutcome& o) {
   std::string log;
   if (!o.out.empty()) log += "--- stdout" + std::string(o.out_truncated ? " (truncated)" : "") + "\n" + o.out;
@@ -380,7 +375,7 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   auto run = RunHarness(spec, dir, *bound, true, *inputs, *outputs);
   if (!run) return run.error();
   profile.phase_seconds["candidate_process"] = run->outcome.wall_seconds;
-  profile.run_log = Truncate(RunLog(run->outcome), 64 << 10);
+  profile.run_log = eval::TruncateLog(RunLog(run->outcome), 64 << 10);
   profile.phase = run->phase;
   if (const Json* e = run->Find("harness_error")) return Error{"evaluation harness: " + e->value("message", "")};
   if (ClassifyFailure(*run, profile.status, profile.message)) return finish();
