@@ -27,11 +27,11 @@ namespace {
 
 struct TaskFigures {
   std::string task;
-  std::vector<double> compile_s;          // fresh builds
-  std::vector<double> overhead_fresh_s;   // wall - compile - kernel calls, fresh build
-  std::vector<double> overhead_cached_s;  // wall - kernel calls, build from the cache
+  std::vector<double> compile_s;                   // fresh builds
+  std::vector<double> overhead_fresh_s;            // wall - compile - kernel calls, fresh build
+  std::vector<double> overhead_cached_s;           // wall - kernel calls, build from the cache
   std::vector<double> wall_s, kernel_s, median_s;  // cached-build evaluations
-  double median_spread = 0;  // (max - min) / median of the per-evaluation medians
+  double median_spread = 0;                        // (max - min) / median of the per-evaluation medians
 };
 
 double Median(const std::vector<double>& v) { return v.empty() ? 0 : eval::Quantile(v, 0.5); }
@@ -72,8 +72,8 @@ Result<TaskFigures> Measure(const suite::Task& task, int repeats, const cpu::Cpu
     f.kernel_s.push_back(p->kernel_seconds);
     f.overhead_cached_s.push_back(p->wall_seconds - p->compile_seconds - p->kernel_seconds);
     f.median_s.push_back(p->latency->median_s);
-    fmt::print(stderr, "  {} cached build {}/{}: wall {:.3f} s, kernel {:.3f} s, median {:.4f} ms\n", task.name,
-               i + 1, repeats, p->wall_seconds, p->kernel_seconds, p->latency->median_s * 1e3);
+    fmt::print(stderr, "  {} cached build {}/{}: wall {:.3f} s, kernel {:.3f} s, median {:.4f} ms\n", task.name, i + 1,
+               repeats, p->wall_seconds, p->kernel_seconds, p->latency->median_s * 1e3);
   }
   auto [lo, hi] = std::minmax_element(f.median_s.begin(), f.median_s.end());
   f.median_spread = (*hi - *lo) / Median(f.median_s);
@@ -87,9 +87,12 @@ int main(int argc, char** argv) {
   bool json = false;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::max(2, std::atoi(argv[++i]));
-    else if (!std::strcmp(argv[i], "--json")) json = true;
-    else names.push_back(argv[i]);
+    if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
+      repeats = std::max(2, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--json"))
+      json = true;
+    else
+      names.push_back(argv[i]);
   }
   if (names.empty()) names = {"silu", "adamw", "matmul"};
   auto tasks = suite::LoadSuite(DefaultSuiteDir());
@@ -105,8 +108,8 @@ int main(int argc, char** argv) {
 
   Json out = Json::array();
   if (!json)
-    fmt::print("{:<10} {:>12} {:>16} {:>17} {:>12} {:>16}\n", "task", "compile (s)", "overhead fresh", "overhead cached",
-               "kernel (s)", "median spread");
+    fmt::print("{:<10} {:>12} {:>16} {:>17} {:>12} {:>16}\n", "task", "compile (s)", "overhead fresh",
+               "overhead cached", "kernel (s)", "median spread");
   for (const auto& name : names) {
     auto task = std::find_if(tasks->begin(), tasks->end(), [&](const auto& t) { return t.name == name; });
     if (task == tasks->end()) {
@@ -119,20 +122,27 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (json)
-      out.push_back({{"task", f->task}, {"repeats", repeats}, {"compile_s", f->compile_s},
-                     {"overhead_fresh_s", f->overhead_fresh_s}, {"overhead_cached_s", f->overhead_cached_s},
-                     {"wall_s", f->wall_s}, {"kernel_s", f->kernel_s}, {"median_latency_s", f->median_s},
+      out.push_back({{"task", f->task},
+                     {"repeats", repeats},
+                     {"compile_s", f->compile_s},
+                     {"overhead_fresh_s", f->overhead_fresh_s},
+                     {"overhead_cached_s", f->overhead_cached_s},
+                     {"wall_s", f->wall_s},
+                     {"kernel_s", f->kernel_s},
+                     {"median_latency_s", f->median_s},
                      {"median_spread", f->median_spread}});
     else
       fmt::print("{:<10} {:>12.3f} {:>14.3f} s {:>15.3f} s {:>12.3f} {:>15.2f}%\n", f->task, Median(f->compile_s),
                  Median(f->overhead_fresh_s), Median(f->overhead_cached_s), Median(f->kernel_s),
                  100 * f->median_spread);
   }
-  if (json) fmt::print("{}\n", out.dump(2));
+  if (json)
+    fmt::print("{}\n", out.dump(2));
   else
-    fmt::print("\nmedians over {} evaluations each. overhead = wall - compile - time inside kernel calls\n"
-               "(correctness, warm-up, timed); fresh = new build (reference runs during the compile),\n"
-               "cached = build from the cache. median spread = (max - min) / median of the {} median latencies.\n",
-               repeats, repeats);
+    fmt::print(
+        "\nmedians over {} evaluations each. overhead = wall - compile - time inside kernel calls\n"
+        "(correctness, warm-up, timed); fresh = new build (reference runs during the compile),\n"
+        "cached = build from the cache. median spread = (max - min) / median of the {} median latencies.\n",
+        repeats, repeats);
   return 0;
 }

@@ -67,39 +67,40 @@ TEST_P(BadKernel, EndsWithExpectedStatus) {
   auto profile = Evaluate(c.file, 3);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   EXPECT_EQ(eval::VerdictName(profile->status), std::string(eval::VerdictName(c.expected)))
-      << profile->message << "\n" << profile->run_log << profile->compile_log;
+      << profile->message << "\n"
+      << profile->run_log << profile->compile_log;
   EXPECT_NE(profile->message.find(c.message_part), std::string::npos) << profile->message;
   EXPECT_LE(profile->run_log.size(), 70u << 10) << "logs must be truncated";
   EXPECT_EQ(StrayProcesses(scratch_.path()), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Evaluator, BadKernel,
-    ::testing::Values(Case{"segfault.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                      Case{"abort.cpp", Verdict::kRuntimeError, "SIGABRT"},
-                      Case{"exit_zero.cpp", Verdict::kRuntimeError, "exited with code 0"},
-                      Case{"stack_overflow.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                      Case{"infinite_loop.cpp", Verdict::kTimeout, "wall-clock limit"},
-                      Case{"stdout_flood.cpp", Verdict::kTimeout, "wall-clock limit"},
-                      Case{"huge_malloc.cpp", Verdict::kResourceLimit, "memory limit"},
-                      Case{"huge_new.cpp", Verdict::kResourceLimit, "memory limit"},
-                      Case{"fork_bomb.cpp", Verdict::kResourceLimit, "create a process"},
-                      Case{"run_program.cpp", Verdict::kResourceLimit, "create a process"},
-                      Case{"write_past_end.cpp", Verdict::kRuntimeError, "wrote past the end of output 'out'"},
-                      Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                      Case{"write_before_start.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                      Case{"partial_output.cpp", Verdict::kWrongAnswer, "NaN"},
-                      Case{"modify_input.cpp", Verdict::kWrongAnswer, "modified input 'x'"},
-                      Case{"nan_output.cpp", Verdict::kWrongAnswer, "1 NaN"},
-                      Case{"close_but_wrong.cpp", Verdict::kWrongAnswer, "relative L2 error"},
-                      Case{"syntax_error.cpp", Verdict::kCompileError, "does not compile"},
-                      Case{"undefined_function.cpp", Verdict::kCompileError, "does not compile"},
-                      Case{"missing_symbol.cpp", Verdict::kCompileError, "cannot load"},
-                      Case{"honest_openmp.cpp", Verdict::kOk, "correct"}),
-    [](const auto& info) {
-      std::string name = info.param.file;
-      return name.substr(0, name.find('.'));
-    });
+INSTANTIATE_TEST_SUITE_P(Evaluator, BadKernel,
+                         ::testing::Values(Case{"segfault.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                                           Case{"abort.cpp", Verdict::kRuntimeError, "SIGABRT"},
+                                           Case{"exit_zero.cpp", Verdict::kRuntimeError, "exited with code 0"},
+                                           Case{"stack_overflow.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                                           Case{"infinite_loop.cpp", Verdict::kTimeout, "wall-clock limit"},
+                                           Case{"stdout_flood.cpp", Verdict::kTimeout, "wall-clock limit"},
+                                           Case{"huge_malloc.cpp", Verdict::kResourceLimit, "memory limit"},
+                                           Case{"huge_new.cpp", Verdict::kResourceLimit, "memory limit"},
+                                           Case{"fork_bomb.cpp", Verdict::kResourceLimit, "create a process"},
+                                           Case{"run_program.cpp", Verdict::kResourceLimit, "create a process"},
+                                           Case{"write_past_end.cpp", Verdict::kRuntimeError,
+                                                "wrote past the end of output 'out'"},
+                                           Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                                           Case{"write_before_start.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                                           Case{"partial_output.cpp", Verdict::kWrongAnswer, "NaN"},
+                                           Case{"modify_input.cpp", Verdict::kWrongAnswer, "modified input 'x'"},
+                                           Case{"nan_output.cpp", Verdict::kWrongAnswer, "1 NaN"},
+                                           Case{"close_but_wrong.cpp", Verdict::kWrongAnswer, "relative L2 error"},
+                                           Case{"syntax_error.cpp", Verdict::kCompileError, "does not compile"},
+                                           Case{"undefined_function.cpp", Verdict::kCompileError, "does not compile"},
+                                           Case{"missing_symbol.cpp", Verdict::kCompileError, "cannot load"},
+                                           Case{"honest_openmp.cpp", Verdict::kOk, "correct"}),
+                         [](const auto& info) {
+                           std::string name = info.param.file;
+                           return name.substr(0, name.find('.'));
+                         });
 
 TEST_F(BadKernel, CloseButWrongReportsTheError) {
   auto profile = Evaluate("close_but_wrong.cpp");

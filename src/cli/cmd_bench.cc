@@ -25,12 +25,12 @@ double GeometricMean(const std::vector<double>& values) {
 
 std::string PercentText(const eval::Profile& p) {
   return p.status == eval::Verdict::kOk && p.percent_of_peak > 0 ? fmt::format("{:.2f}%", p.percent_of_peak)
-                                                                  : eval::VerdictName(p.status);
+                                                                 : eval::VerdictName(p.status);
 }
 
 void PrintTable(const std::vector<Row>& rows, const std::string& shape) {
-  fmt::print("\n{:<20} {:<9} {:<7} {:>11} {:>11} {:>8} {:>10}\n", "task", "kernel", "bound", "T", "latency",
-             "spread", "% of peak");
+  fmt::print("\n{:<20} {:<9} {:<7} {:>11} {:>11} {:>8} {:>10}\n", "task", "kernel", "bound", "T", "latency", "spread",
+             "% of peak");
   std::vector<double> baseline, vendor;
   for (const auto& r : rows) {
     const auto& p = r.profile;
@@ -48,7 +48,8 @@ void PrintTable(const std::vector<Row>& rows, const std::string& shape) {
 }
 
 void PrintCsv(const std::vector<Row>& rows) {
-  fmt::print("task,kernel,status,bound,roofline_seconds,median_seconds,spread,percent_of_peak,achieved_gbs,achieved_gflops\n");
+  fmt::print(
+      "task,kernel,status,bound,roofline_seconds,median_seconds,spread,percent_of_peak,achieved_gbs,achieved_gflops\n");
   for (const auto& r : rows) {
     const auto& p = r.profile;
     fmt::print("{},{},{},{},{:.6g},{:.6g},{:.4f},{:.4f},{:.4f},{:.4f}\n", r.task, r.kernel, eval::VerdictName(p.status),
@@ -60,7 +61,8 @@ void PrintCsv(const std::vector<Row>& rows) {
 }  // namespace
 
 void RegisterBench(CLI::App& app) {
-  auto* cmd = app.add_subcommand("bench",
+  auto* cmd = app.add_subcommand(
+      "bench",
       "score each task's baseline (and OpenBLAS vendor anchor where the task has vendor.cpp); geometric mean last");
   static CommonFlags flags;
   static std::vector<std::string> names;

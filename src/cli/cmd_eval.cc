@@ -9,9 +9,10 @@
 namespace accelopt::cli {
 
 void RegisterEval(CLI::App& app) {
-  auto* cmd = app.add_subcommand("eval",
-      "evaluate one kernel: compile, run isolated, check on fresh random inputs, time, score\n"
-      "exit code: 0 ok, 3 the kernel's status is not ok, 1 error");
+  auto* cmd =
+      app.add_subcommand("eval",
+                         "evaluate one kernel: compile, run isolated, check on fresh random inputs, time, score\n"
+                         "exit code: 0 ok, 3 the kernel's status is not ok, 1 error");
   static CommonFlags flags;
   static std::string task_name, kernel_path, shape = "bench";
   static std::vector<std::string> libraries;
@@ -39,8 +40,10 @@ void RegisterEval(CLI::App& app) {
     auto results = target->Evaluate({&request, 1});
     if (!results[0]) throw Exit{kExitError, results[0].error().message};
     const eval::Profile& profile = *results[0];
-    if (json) fmt::print("{}\n", profile.ToJson().dump(2));
-    else PrintProfile(profile, verbose);
+    if (json)
+      fmt::print("{}\n", profile.ToJson().dump(2));
+    else
+      PrintProfile(profile, verbose);
     if (profile.status != eval::Verdict::kOk) throw Exit{kExitVerdict, ""};
   });
 }

@@ -30,7 +30,8 @@ void RegisterTasks(CLI::App& app) {
     auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/false, false);
     if (!hardware && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");
     Json out = Json::array();
-    if (!json) fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", "task", "bound", "T", "shape (" + shape + ")", "computes");
+    if (!json)
+      fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", "task", "bound", "T", "shape (" + shape + ")", "computes");
     for (const auto& task : tasks) {
       auto bound = suite::Bind(task, shape);
       if (!bound) throw Exit{kExitError, bound.error().message};
@@ -39,9 +40,14 @@ void RegisterTasks(CLI::App& app) {
       suite::RooflineTime t{0, "-"};
       if (hardware) t = suite::ComputeRooflineTime(*counts, cpu::RatesOf(*hardware));
       if (json) {
-        out.push_back({{"task", task.name}, {"description", task.description}, {"shape", bound->params},
-                       {"flops_mm", counts->flops_mm}, {"flops_vec", counts->flops_vec},
-                       {"min_bytes", counts->min_bytes}, {"bound", t.bound}, {"roofline_seconds", t.seconds},
+        out.push_back({{"task", task.name},
+                       {"description", task.description},
+                       {"shape", bound->params},
+                       {"flops_mm", counts->flops_mm},
+                       {"flops_vec", counts->flops_vec},
+                       {"min_bytes", counts->min_bytes},
+                       {"bound", t.bound},
+                       {"roofline_seconds", t.seconds},
                        {"provenance", task.provenance}});
       } else {
         fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", task.name, t.bound, FormatSeconds(t.seconds),

@@ -15,7 +15,8 @@ void AddSuiteFlag(CLI::App& app, CommonFlags& flags) {
 std::vector<suite::Task> LoadSuiteOrExit(const std::string& suite_dir) {
   auto tasks = suite::LoadSuite(suite_dir.empty() ? DefaultSuiteDir() : suite_dir);
   if (!tasks) throw Exit{kExitError, tasks.error().message};
-  if (tasks->empty()) throw Exit{kExitError, "no tasks found in " + (suite_dir.empty() ? DefaultSuiteDir() : suite_dir)};
+  if (tasks->empty())
+    throw Exit{kExitError, "no tasks found in " + (suite_dir.empty() ? DefaultSuiteDir() : suite_dir)};
   return std::move(*tasks);
 }
 
@@ -48,11 +49,14 @@ std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing
     if (!saved) throw Exit{kExitError, saved.error().message};
     if (saved->has_value() || !calibrate_if_missing) return *saved;
     fmt::print(stderr, "No hardware profile for this machine yet: calibrating (a few seconds)...\n");
+  } else {
+    fmt::print(stderr, "Calibrating: bandwidth, FMA peak, vector peak, OpenBLAS sgemm (a few seconds)...\n");
   }
   cpu::HardwareProfile profile = cpu::Calibrate(cpu::CalibrationOptions{});
   if (auto s = cpu::SaveHardwareProfile(dir, profile); !s) throw Exit{kExitError, s.error().message};
   if (profile.other_load > 0.05)
-    fmt::print(stderr, "warning: other processes used {:.0f}% of the CPU time during calibration; "
+    fmt::print(stderr,
+               "warning: other processes used {:.0f}% of the CPU time during calibration; "
                "the peaks may be low. Run `accelopt calibrate --force` on an idle machine.\n",
                100 * profile.other_load);
   return profile;

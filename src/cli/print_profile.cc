@@ -30,8 +30,7 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
     if (!p.compile_log.empty()) fmt::print("\n--- compile log\n{}", p.compile_log);
     if (!p.run_log.empty()) fmt::print("\n{}", p.run_log);
   }
-  if (verbose && !p.vectorization_report.empty())
-    fmt::print("\n--- vectorization report\n{}", p.vectorization_report);
+  if (verbose && !p.vectorization_report.empty()) fmt::print("\n--- vectorization report\n{}", p.vectorization_report);
 }
 
 }  // namespace accelopt::cli

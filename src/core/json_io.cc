@@ -42,8 +42,6 @@ Result<Json> ReadJsonFile(const std::string& path) {
   }
 }
 
-Status WriteJsonFile(const std::string& path, const Json& value) {
-  return WriteFile(path, value.dump(2) + "\n");
-}
+Status WriteJsonFile(const std::string& path, const Json& value) { return WriteFile(path, value.dump(2) + "\n"); }
 
 }  // namespace accelopt

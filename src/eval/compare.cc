@@ -11,8 +11,14 @@ ErrorStats CompareOutputs(const float* out, const double* ref, size_t n) {
   double diff2 = 0, ref2 = 0;
   for (size_t i = 0; i < n; ++i) {
     double o = out[i];
-    if (std::isnan(o)) { ++s.nan_count; continue; }
-    if (std::isinf(o)) { ++s.inf_count; continue; }
+    if (std::isnan(o)) {
+      ++s.nan_count;
+      continue;
+    }
+    if (std::isinf(o)) {
+      ++s.inf_count;
+      continue;
+    }
     double d = o - ref[i];
     diff2 += d * d;
     ref2 += ref[i] * ref[i];

@@ -13,8 +13,8 @@
 #include <dlfcn.h>
 #include <immintrin.h>
 #include <linux/perf_event.h>
-#include <seccomp.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -35,8 +35,8 @@
 #include "eval/shared_memory.h"
 #include "eval/stats.h"
 
-using nlohmann::json;
 using accelopt::eval::GuardedBuffer;
+using nlohmann::json;
 
 namespace {
 
@@ -62,9 +62,7 @@ void Emit(const json& event) {
   }
 }
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 const double g_start = Now();
 
 void SetPhase(const std::string& phase) {
@@ -81,7 +79,8 @@ void AppendInt(char* buf, size_t& len, size_t cap, long value) {
   int n = 0;
   bool neg = value < 0;
   unsigned long v = neg ? -static_cast<unsigned long>(value) : static_cast<unsigned long>(value);
-  do digits[n++] = static_cast<char>('0' + v % 10), v /= 10; while (v && n < 22);
+  do digits[n++] = static_cast<char>('0' + v % 10), v /= 10;
+  while (v && n < 22);
   if (neg) digits[n++] = '-';
   while (n > 0 && len + 1 < cap) buf[len++] = digits[--n];
 }
@@ -90,7 +89,8 @@ void OnFatalSignal(int sig, siginfo_t* info, void*) {
   char buf[512];
   size_t len = 0;
   bool forbidden = sig == SIGSYS;
-  AppendText(buf, len, sizeof buf, forbidden ? "{\"event\":\"forbidden\",\"syscall\":" : "{\"event\":\"signal\",\"signal\":");
+  AppendText(buf, len, sizeof buf,
+             forbidden ? "{\"event\":\"forbidden\",\"syscall\":" : "{\"event\":\"signal\",\"signal\":");
   AppendInt(buf, len, sizeof buf, forbidden ? info->si_syscall : sig);
   AppendText(buf, len, sizeof buf, ",\"alloc_failed\":");
   AppendText(buf, len, sizeof buf, g_alloc_failed.load() ? "true" : "false");
@@ -110,7 +110,7 @@ void InstallSignalHandlers() {
   ss.ss_sp = alt_stack.data();
   ss.ss_size = alt_stack.size();
   sigaltstack(&ss, nullptr);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = OnFatalSignal;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
@@ -132,8 +132,7 @@ bool InstallSeccomp(std::string& error) {
   rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(execve), 0);
   rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(execveat), 0);
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
-                         SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   if (rc == 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);
   if (rc != 0) return error = std::string("seccomp filter: ") + std::strerror(-rc), false;
@@ -235,8 +234,10 @@ void FlushCaches(const Buffers& b) {
   for (const auto* group : {&b.inputs, &b.outputs})
     for (const auto& buf : *group) {
       auto* p = static_cast<const char*>(buf.data());
-      if (has_clflushopt) FlushLinesOpt(p, buf.bytes());
-      else FlushLines(p, buf.bytes());
+      if (has_clflushopt)
+        FlushLinesOpt(p, buf.bytes());
+      else
+        FlushLines(p, buf.bytes());
     }
   _mm_mfence();
 }
@@ -281,8 +282,10 @@ bool Allocate(const Spec& spec, Buffers& b) {
 
 void Poison(Buffers& b, bool reference) {
   for (auto& out : b.outputs) {
-    if (reference) std::fill_n(static_cast<double*>(out.data()), out.bytes() / 8, std::nan(""));
-    else std::fill_n(static_cast<float*>(out.data()), out.bytes() / 4, std::nanf(""));
+    if (reference)
+      std::fill_n(static_cast<double*>(out.data()), out.bytes() / 8, std::nan(""));
+    else
+      std::fill_n(static_cast<float*>(out.data()), out.bytes() / 4, std::nanf(""));
   }
 }
 
@@ -406,8 +409,8 @@ json TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_second
     if (accelopt::eval::Summarize(samples).spread <= tol) break;
   }
   if (counters) counters->Disable();
-  json result = {{"series", series}, {"timed_calls", timed}, {"warmup_seconds", warmup_seconds},
-                 {"flush_seconds", flush_seconds}};
+  json result = {
+      {"series", series}, {"timed_calls", timed}, {"warmup_seconds", warmup_seconds}, {"flush_seconds", flush_seconds}};
   if (counters) result["counters"] = counters->Read(timed);
   return result;
 }

@@ -39,14 +39,14 @@ struct Profile {
   std::optional<LatencyStats> latency;
   CounterValues counters;
   // Roofline scoring; filled when the status is ok.
-  std::string bound;                 ///< "memory", "mm" or "vec"
-  double roofline_seconds = 0;       ///< T
-  double percent_of_peak = 0;        ///< 100 x T / median latency
-  double achieved_gbs = 0;           ///< min_bytes / median latency
-  double achieved_gflops = 0;        ///< (flops_mm + flops_vec) / median latency
+  std::string bound;            ///< "memory", "mm" or "vec"
+  double roofline_seconds = 0;  ///< T
+  double percent_of_peak = 0;   ///< 100 x T / median latency
+  double achieved_gbs = 0;      ///< min_bytes / median latency
+  double achieved_gflops = 0;   ///< (flops_mm + flops_vec) / median latency
   // Accounting for the engine benchmark.
-  double wall_seconds = 0;           ///< whole evaluation
-  double kernel_seconds = 0;         ///< time inside kernel calls (correctness, warm-up, timed)
+  double wall_seconds = 0;                      ///< whole evaluation
+  double kernel_seconds = 0;                    ///< time inside kernel calls (correctness, warm-up, timed)
   std::map<std::string, double> phase_seconds;  ///< where the rest went (reference, child, flush, compare)
 
   Json ToJson() const;

@@ -20,9 +20,7 @@ extern char** environ;
 namespace accelopt::eval {
 namespace {
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 int AllowedCores() {
   cpu_set_t set;
@@ -73,8 +71,7 @@ struct StartFailure {
   int step;  // index into kStartSteps
   int error;
 };
-constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working directory", "pin to the cores",
-                                       "execute"};
+constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working directory", "pin to the cores", "execute"};
 
 [[noreturn]] void FailStart(int fd, int step) {
   StartFailure failure{step, errno};
@@ -85,8 +82,8 @@ constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working dire
 
 // Child descriptors: 0 /dev/null, 1 stdout, 2 stderr, 3 events, 4.. the
 // inherited ones in order, then the start-failure pipe (closed by exec).
-[[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd,
-                            int event_fd, int start_fd) {
+[[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd, int event_fd,
+                            int start_fd) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // First lift every descriptor above the target range, so no dup2 below clobbers a source.
@@ -165,16 +162,15 @@ Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
     for (int i = 0; i < 3; ++i) close(pipes[i][0]);
     while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
-    return Error{"cannot start " + request.argv[0] + ": " + kStartSteps[failure.step] + " failed: " +
-                 std::strerror(failure.error)};
+    return Error{"cannot start " + request.argv[0] + ": " + kStartSteps[failure.step] +
+                 " failed: " + std::strerror(failure.error)};
   }
 
   SandboxOutcome outcome;
   bool dummy = false;
-  std::vector<Stream> streams = {
-      {pipes[0][0], &outcome.out, request.limits.capture_bytes, &outcome.out_truncated},
-      {pipes[1][0], &outcome.err, request.limits.capture_bytes, &outcome.err_truncated},
-      {pipes[2][0], &outcome.events, request.limits.event_bytes, &dummy}};
+  std::vector<Stream> streams = {{pipes[0][0], &outcome.out, request.limits.capture_bytes, &outcome.out_truncated},
+                                 {pipes[1][0], &outcome.err, request.limits.capture_bytes, &outcome.err_truncated},
+                                 {pipes[2][0], &outcome.events, request.limits.event_bytes, &dummy}};
   for (auto& s : streams) fcntl(s.fd, F_SETFL, O_NONBLOCK);
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
 
@@ -217,8 +213,8 @@ Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
       close(s.fd);
     }
   if (pidfd >= 0) close(pidfd);
-  outcome.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec +
-                        usage.ru_stime.tv_usec * 1e-6;
+  outcome.cpu_seconds =
+      usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
   outcome.max_rss_kb = usage.ru_maxrss;
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.term_signal = WTERMSIG(status);

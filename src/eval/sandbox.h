@@ -15,21 +15,21 @@
 namespace accelopt::eval {
 
 struct SandboxLimits {
-  double wall_seconds = 60;            ///< killed (whole process group) after this
-  double cpu_seconds = 0;              ///< RLIMIT_CPU; 0 = wall_seconds x cores + 1
-  long address_space_bytes = 8L << 30; ///< RLIMIT_AS; 0 = unlimited
-  long file_size_bytes = 1L << 30;     ///< RLIMIT_FSIZE
-  long max_processes = 0;              ///< RLIMIT_NPROC (ignored for root); 0 = unchanged
-  size_t capture_bytes = 64 << 10;     ///< kept of stdout and of stderr each
-  size_t event_bytes = 16 << 20;       ///< kept of the fd 3 event stream
+  double wall_seconds = 60;             ///< killed (whole process group) after this
+  double cpu_seconds = 0;               ///< RLIMIT_CPU; 0 = wall_seconds x cores + 1
+  long address_space_bytes = 8L << 30;  ///< RLIMIT_AS; 0 = unlimited
+  long file_size_bytes = 1L << 30;      ///< RLIMIT_FSIZE
+  long max_processes = 0;               ///< RLIMIT_NPROC (ignored for root); 0 = unchanged
+  size_t capture_bytes = 64 << 10;      ///< kept of stdout and of stderr each
+  size_t event_bytes = 16 << 20;        ///< kept of the fd 3 event stream
 };
 
 struct SandboxRequest {
-  std::vector<std::string> argv;       ///< argv[0] is the program path
-  std::string workdir;                 ///< the child's working directory
-  std::vector<std::string> env;        ///< extra NAME=VALUE, added to the engine's environment
-  std::vector<int> cpus;               ///< pin the child (and its threads) to these cores; empty = unchanged
-  std::vector<int> inherit_fds;        ///< passed to the child as fds 4, 5, ... (at most 8)
+  std::vector<std::string> argv;  ///< argv[0] is the program path
+  std::string workdir;            ///< the child's working directory
+  std::vector<std::string> env;   ///< extra NAME=VALUE, added to the engine's environment
+  std::vector<int> cpus;          ///< pin the child (and its threads) to these cores; empty = unchanged
+  std::vector<int> inherit_fds;   ///< passed to the child as fds 4, 5, ... (at most 8)
   SandboxLimits limits;
 };
 
@@ -40,10 +40,10 @@ struct SandboxOutcome {
   double wall_seconds = 0;
   double cpu_seconds = 0;  ///< user + system, all threads
   long max_rss_kb = 0;
-  std::string out;         ///< stdout, truncated to capture_bytes
-  std::string err;         ///< stderr, truncated to capture_bytes
+  std::string out;  ///< stdout, truncated to capture_bytes
+  std::string err;  ///< stderr, truncated to capture_bytes
   bool out_truncated = false, err_truncated = false;
-  std::string events;      ///< what the child wrote to fd 3
+  std::string events;  ///< what the child wrote to fd 3
   bool exited_cleanly() const { return !timed_out && term_signal == 0 && exit_code == 0; }
 };
 

@@ -16,8 +16,8 @@ Result<SharedMemory> SharedMemory::Create(const std::string& name, size_t bytes)
   if (m.fd_ < 0) return Error{"memfd_create(" + name + "): " + std::strerror(errno)};
   m.size_ = bytes;
   if (ftruncate(m.fd_, static_cast<off_t>(bytes)) != 0)
-    return Error{"cannot size shared memory " + name + " to " + std::to_string(bytes) + " bytes: " +
-                 std::strerror(errno)};
+    return Error{"cannot size shared memory " + name + " to " + std::to_string(bytes) +
+                 " bytes: " + std::strerror(errno)};
   if (bytes > 0) {
     m.data_ = MapShared(m.fd_, bytes, true);
     if (!m.data_) return Error{"cannot map shared memory " + name + ": " + std::strerror(errno)};

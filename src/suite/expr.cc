@@ -56,8 +56,7 @@ class Parser {
 
  private:
   Error Fail(const std::string& what) {
-    return Error{"in expression '" + text_ + "' at character " + std::to_string(pos_ + 1) +
-                 ": " + what};
+    return Error{"in expression '" + text_ + "' at character " + std::to_string(pos_ + 1) + ": " + what};
   }
   NodePtr SetError(const std::string& what) {
     if (error_.empty()) error_ = Fail(what).message;
@@ -74,8 +73,7 @@ class Parser {
     }
     return false;
   }
-  static std::shared_ptr<Expr::Node> Make(Kind kind, std::string name,
-                                          std::vector<NodePtr> args) {
+  static std::shared_ptr<Expr::Node> Make(Kind kind, std::string name, std::vector<NodePtr> args) {
     auto node = std::make_shared<Expr::Node>();
     node->kind = kind;
     node->name = std::move(name);
@@ -86,19 +84,26 @@ class Parser {
   NodePtr Sum() {
     NodePtr left = Product();
     while (left) {
-      if (Accept('+')) left = Binary("+", left, Product());
-      else if (Accept('-')) left = Binary("-", left, Product());
-      else break;
+      if (Accept('+'))
+        left = Binary("+", left, Product());
+      else if (Accept('-'))
+        left = Binary("-", left, Product());
+      else
+        break;
     }
     return left;
   }
   NodePtr Product() {
     NodePtr left = Unary();
     while (left) {
-      if (Accept('*')) left = Binary("*", left, Unary());
-      else if (Accept('/')) left = Binary("/", left, Unary());
-      else if (Accept('%')) left = Binary("%", left, Unary());
-      else break;
+      if (Accept('*'))
+        left = Binary("*", left, Unary());
+      else if (Accept('/'))
+        left = Binary("/", left, Unary());
+      else if (Accept('%'))
+        left = Binary("%", left, Unary());
+      else
+        break;
     }
     return left;
   }
@@ -144,9 +149,7 @@ class Parser {
   }
   NodePtr NameOrCall() {
     size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
-      ++pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
     std::string name = text_.substr(start, pos_ - start);
     if (!Accept('(')) return Make(Kind::kName, name, {});
     auto fn = Functions().find(name);
@@ -175,8 +178,7 @@ Result<double> Eval(const Expr::Node& node, const Bindings& bindings, const std:
       return node.number;
     case Kind::kName: {
       auto it = bindings.find(node.name);
-      if (it == bindings.end())
-        return Error{"in expression '" + text + "': unknown name '" + node.name + "'"};
+      if (it == bindings.end()) return Error{"in expression '" + text + "': unknown name '" + node.name + "'"};
       return it->second;
     }
     case Kind::kUnary: {
@@ -199,8 +201,7 @@ Result<double> Eval(const Expr::Node& node, const Bindings& bindings, const std:
       auto b = Eval(*node.args[1], bindings, text);
       if (!b) return b;
       const std::string& op = node.name;
-      if ((op == "/" || op == "%") && *b == 0)
-        return Error{"in expression '" + text + "': division by zero"};
+      if ((op == "/" || op == "%") && *b == 0) return Error{"in expression '" + text + "': division by zero"};
       if (op == "+") return *a + *b;
       if (op == "-") return *a - *b;
       if (op == "*") return *a * *b;
@@ -229,9 +230,7 @@ Result<Expr> Expr::Parse(const std::string& text) {
   return expr;
 }
 
-Result<double> Expr::Evaluate(const Bindings& bindings) const {
-  return Eval(*root_, bindings, text_);
-}
+Result<double> Expr::Evaluate(const Bindings& bindings) const { return Eval(*root_, bindings, text_); }
 
 std::set<std::string> Expr::Names() const {
   std::set<std::string> names;

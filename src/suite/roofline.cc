@@ -9,17 +9,14 @@ Result<RooflineCounts> CountRoofline(const BoundTask& bound) {
   for (const auto& [k, v] : bound.params) all[k] = v;
   RooflineCounts counts;
   const auto& r = bound.task->roofline;
-  for (auto [expr, slot] : {std::pair{&r.flops_mm, &counts.flops_mm},
-                            std::pair{&r.flops_vec, &counts.flops_vec},
+  for (auto [expr, slot] : {std::pair{&r.flops_mm, &counts.flops_mm}, std::pair{&r.flops_vec, &counts.flops_vec},
                             std::pair{&r.min_bytes, &counts.min_bytes}}) {
     auto value = expr->Evaluate(all);
     if (!value) return Error{"task '" + bound.task->name + "' roofline: " + value.error().message};
-    if (*value < 0)
-      return Error{"task '" + bound.task->name + "' roofline: '" + expr->text() + "' is negative"};
+    if (*value < 0) return Error{"task '" + bound.task->name + "' roofline: '" + expr->text() + "' is negative"};
     *slot = *value;
   }
-  if (counts.min_bytes <= 0)
-    return Error{"task '" + bound.task->name + "' roofline: min_bytes must be positive"};
+  if (counts.min_bytes <= 0) return Error{"task '" + bound.task->name + "' roofline: min_bytes must be positive"};
   return counts;
 }
 

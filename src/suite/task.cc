@@ -19,16 +19,13 @@ class Fields {
 
   Error Fail(const std::string& field, const YAML::Node& node, const std::string& what) const {
     std::string where = file_ + ": field '" + field + "'";
-    if (node.IsDefined() && node.Mark().line >= 0)
-      where += " (line " + std::to_string(node.Mark().line + 1) + ")";
+    if (node.IsDefined() && node.Mark().line >= 0) where += " (line " + std::to_string(node.Mark().line + 1) + ")";
     return Error{where + ": " + what};
   }
 
-  Result<YAML::Node> Required(const YAML::Node& parent, const std::string& key,
-                              const std::string& field) const {
+  Result<YAML::Node> Required(const YAML::Node& parent, const std::string& key, const std::string& field) const {
     YAML::Node node = parent[key];
-    if (!node.IsDefined() || node.IsNull())
-      return Error{file_ + ": missing field '" + field + "'"};
+    if (!node.IsDefined() || node.IsNull()) return Error{file_ + ": missing field '" + field + "'"};
     return node;
   }
 
@@ -71,8 +68,7 @@ class Fields {
   std::string file_;
 };
 
-Result<Distribution> ParseDistribution(const Fields& f, const YAML::Node& node,
-                                       const std::string& field) {
+Result<Distribution> ParseDistribution(const Fields& f, const YAML::Node& node, const std::string& field) {
   Distribution dist;
   if (!node.IsDefined()) return dist;  // standard normal
   if (!node.IsMap()) return f.Fail(field, node, "expected {kind: normal|uniform, ...}");
@@ -95,10 +91,9 @@ Result<Distribution> ParseDistribution(const Fields& f, const YAML::Node& node,
   return dist;
 }
 
-Result<std::vector<Tensor>> ParseTensors(const Fields& f, const YAML::Node& list,
-                                         const std::string& field, bool with_dist) {
-  if (!list.IsSequence() || list.size() == 0)
-    return f.Fail(field, list, "expected a non-empty list of {name, shape}");
+Result<std::vector<Tensor>> ParseTensors(const Fields& f, const YAML::Node& list, const std::string& field,
+                                         bool with_dist) {
+  if (!list.IsSequence() || list.size() == 0) return f.Fail(field, list, "expected a non-empty list of {name, shape}");
   std::vector<Tensor> tensors;
   for (size_t i = 0; i < list.size(); ++i) {
     std::string at = field + "[" + std::to_string(i) + "]";
@@ -134,8 +129,9 @@ Status CheckNames(const Fields& f, const Task& task, const YAML::Node& root) {
       if (task.constants.count(name)) continue;
       for (const auto& [shape, params] : task.shapes)
         if (!params.count(name))
-          return f.Fail(field, root, "expression '" + expr.text() + "' uses '" + name +
-                                         "', which shape '" + shape + "' does not define");
+          return f.Fail(
+              field, root,
+              "expression '" + expr.text() + "' uses '" + name + "', which shape '" + shape + "' does not define");
     }
     return Ok{};
   };
@@ -167,8 +163,7 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
   if (!name) return name.error();
   task.name = name->Scalar();
   if (task.name != fs::path(task.dir).filename().string())
-    return f.Fail("name", *name, "must equal the folder name '" +
-                                     fs::path(task.dir).filename().string() + "'");
+    return f.Fail("name", *name, "must equal the folder name '" + fs::path(task.dir).filename().string() + "'");
   if (root["description"]) task.description = root["description"].Scalar();
   if (const auto& prov = root["provenance"]; prov && prov.IsMap())
     for (const auto& item : prov) task.provenance[item.first.Scalar()] = Flatten(item.second);
@@ -213,9 +208,9 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
   }
   auto roofline = f.Required(root, "roofline", "roofline");
   if (!roofline) return roofline.error();
-  for (auto [key, slot] : {std::pair{"flops_mm", &task.roofline.flops_mm},
-                           std::pair{"flops_vec", &task.roofline.flops_vec},
-                           std::pair{"min_bytes", &task.roofline.min_bytes}}) {
+  for (auto [key, slot] :
+       {std::pair{"flops_mm", &task.roofline.flops_mm}, std::pair{"flops_vec", &task.roofline.flops_vec},
+        std::pair{"min_bytes", &task.roofline.min_bytes}}) {
     auto node = f.Required(*roofline, key, std::string("roofline.") + key);
     if (!node) return node.error();
     auto expr = f.Expression(*node, std::string("roofline.") + key);
@@ -268,8 +263,8 @@ Result<std::vector<Task>> LoadSuite(const std::string& suite_dir) {
 
 namespace {
 
-Result<std::vector<BoundTensor>> BindTensors(const std::vector<Tensor>& tensors,
-                                             const Bindings& bindings, const std::string& where) {
+Result<std::vector<BoundTensor>> BindTensors(const std::vector<Tensor>& tensors, const Bindings& bindings,
+                                             const std::string& where) {
   std::vector<BoundTensor> out;
   for (const auto& t : tensors) {
     BoundTensor b{t.name, {}, 1, t.dist};
@@ -319,8 +314,7 @@ std::string BoundTask::ShapeHeader() const {
   for (const auto& [name, value] : params)
     out << "constexpr long " << name << " = " << static_cast<long>(value) << ";\n";
   out.precision(17);
-  for (const auto& [name, value] : task->constants)
-    out << "constexpr double " << name << " = " << value << ";\n";
+  for (const auto& [name, value] : task->constants) out << "constexpr double " << name << " = " << value << ";\n";
   return out.str();
 }
 

@@ -20,8 +20,8 @@ struct Distribution {
 /// One kernel argument: an input or an output array of float32.
 struct Tensor {
   std::string name;
-  std::vector<Expr> shape;   ///< one expression per dimension
-  Distribution dist;         ///< inputs only
+  std::vector<Expr> shape;  ///< one expression per dimension
+  Distribution dist;        ///< inputs only
 };
 
 /// The roofline model of DESIGN.md section 3, as expressions.
@@ -33,14 +33,14 @@ struct RooflineExprs {
 
 struct Task {
   std::string name;
-  std::string dir;                                    ///< absolute folder path
+  std::string dir;  ///< absolute folder path
   std::string description;
-  std::map<std::string, std::string> provenance;      ///< model, shape, note (as text)
-  std::map<std::string, Bindings> shapes;             ///< shape name -> parameters
-  Bindings constants;                                 ///< non-shape numbers (eps, ...)
+  std::map<std::string, std::string> provenance;  ///< model, shape, note (as text)
+  std::map<std::string, Bindings> shapes;         ///< shape name -> parameters
+  Bindings constants;                             ///< non-shape numbers (eps, ...)
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
-  double tolerance = 2e-5;                            ///< relative L2 error bound
+  double tolerance = 2e-5;  ///< relative L2 error bound
   RooflineExprs roofline;
 
   std::string reference_path() const { return dir + "/reference.cpp"; }
@@ -58,7 +58,7 @@ struct BoundTensor {
 struct BoundTask {
   const Task* task = nullptr;
   std::string shape_name;
-  Bindings params;                     ///< the shape's parameters
+  Bindings params;  ///< the shape's parameters
   std::vector<BoundTensor> inputs;
   std::vector<BoundTensor> outputs;
   /// C++ header declaring each parameter and constant (`constexpr long M = 64;`).

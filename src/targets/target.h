@@ -24,7 +24,7 @@ struct Candidate {
 };
 
 struct EvalRequest {
-  const suite::Task* task = nullptr;   ///< must outlive the call
+  const suite::Task* task = nullptr;  ///< must outlive the call
   std::string shape = "bench";
   Candidate candidate;
 };

@@ -37,9 +37,7 @@ volatile std::uint64_t g_int_sink = 0;
 volatile float g_one = 1.0f;
 volatile float g_small = 1e-7f;
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // ---------------------------------------------------------------------------
 // Machine identity.
@@ -109,10 +107,9 @@ int AffinityCores() {
 // The flags that decide which kernels can run fast, in a fixed order so the
 // fingerprint does not depend on /proc/cpuinfo's ordering.
 constexpr const char* kSimdFlags[] = {
-    "sse4_2",      "avx",         "avx2",       "fma",          "f16c",
-    "avx_vnni",    "avx512f",     "avx512dq",   "avx512cd",     "avx512bw",
-    "avx512vl",    "avx512ifma",  "avx512vbmi", "avx512_vbmi2", "avx512_vnni",
-    "avx512_bf16", "avx512_fp16", "amx_tile",   "amx_bf16",     "amx_int8",
+    "sse4_2",      "avx",         "avx2",        "fma",      "f16c",       "avx_vnni",   "avx512f",
+    "avx512dq",    "avx512cd",    "avx512bw",    "avx512vl", "avx512ifma", "avx512vbmi", "avx512_vbmi2",
+    "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",   "amx_int8",
 };
 
 int CompiledSimdBits() {
@@ -203,8 +200,7 @@ void AddChain(long steps) {
 double MeasureClockGhz(const Schedule& schedule) {
   Schedule slices;
   slices.run_s = std::min(schedule.run_s, 0.002);
-  slices.runs =
-      std::max(schedule.runs, static_cast<int>(schedule.run_s * schedule.runs / slices.run_s));
+  slices.runs = std::max(schedule.runs, static_cast<int>(schedule.run_s * schedule.runs / slices.run_s));
   const Timing t = TimeBest(AddChain, AddChain, slices);
   return static_cast<double>(t.iters) * kAddsPerStep / t.best_seconds / 1e9;
 }
@@ -304,8 +300,7 @@ float AddMulKernel(long iters) {
 }
 
 // Runs `kernel` on every core at once; returns GFLOP/s of the best repeat.
-double MeasureAllCores(float (*kernel)(long), double flops_per_iter, int threads,
-                       const Schedule& schedule) {
+double MeasureAllCores(float (*kernel)(long), double flops_per_iter, int threads, const Schedule& schedule) {
   int team = threads;  // OMP_THREAD_LIMIT may grant fewer; count the threads that ran
   auto run = [&](long iters) {
     float sum = 0;
@@ -437,8 +432,8 @@ double MeasureSgemmGflops(long n, int threads, int repeats) {
   openblas_set_num_threads(threads);
   const int ni = static_cast<int>(n);
   auto run = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a.data(), ni, b.data(),
-                ni, 0.0f, c.data(), ni);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a.data(), ni, b.data(), ni, 0.0f, c.data(),
+                ni);
   };
   run();  // warm-up: thread pool start, page faults on c
   double best = INFINITY;
@@ -449,8 +444,7 @@ double MeasureSgemmGflops(long n, int threads, int repeats) {
   }
   g_float_sink = c[count / 2];
   openblas_set_num_threads(previous_threads);
-  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / best /
-         1e9;
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / best / 1e9;
 }
 
 // ---------------------------------------------------------------------------
@@ -553,8 +547,7 @@ HardwareProfile Calibrate(const CalibrationOptions& options) {
   HardwareProfile h = MeasureProfile(options);
   const CpuTicks after = ReadCpuTicks();
   const double total = after.total - before.total;
-  if (total > 0)
-    h.other_load = std::clamp((after.busy - before.busy - (after.self - before.self)) / total, 0.0, 1.0);
+  if (total > 0) h.other_load = std::clamp((after.busy - before.busy - (after.self - before.self)) / total, 0.0, 1.0);
   return h;
 }
 
@@ -575,14 +568,12 @@ HardwareProfile MeasureProfile(const CalibrationOptions& options) {
   // First, while no OpenMP or OpenBLAS worker is spinning: one core busy, the rest idle.
   h.clock_ghz = MeasureClockGhz(schedule);
 
-  const long stream_bytes = options.stream_bytes > 0
-                                ? options.stream_bytes
-                                : std::max(8 * LastLevelCacheBytes(), 64L << 20);
+  const long stream_bytes =
+      options.stream_bytes > 0 ? options.stream_bytes : std::max(8 * LastLevelCacheBytes(), 64L << 20);
   h.bandwidth_gbs = MeasureBandwidthGbs(stream_bytes, threads, schedule);
 
   h.peak_mm_gflops = MeasureAllCores(FmaKernel, 2.0 * kLanes * kAccumulators, threads, schedule);
-  h.peak_vec_gflops =
-      MeasureAllCores(AddMulKernel, 1.0 * kLanes * kAccumulators, threads, schedule);
+  h.peak_vec_gflops = MeasureAllCores(AddMulKernel, 1.0 * kLanes * kAccumulators, threads, schedule);
   // Last: OpenBLAS workers keep spinning for a while after a call.
   h.blas_sgemm_gflops = MeasureSgemmGflops(options.sgemm_n, threads, repeats);
 

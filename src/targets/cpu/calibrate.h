@@ -12,11 +12,11 @@ namespace accelopt::cpu {
 
 /// Identity of a machine: two machines with the same fingerprint share a profile.
 struct MachineIdentity {
-  std::string cpu_model;          ///< "model name" from /proc/cpuinfo
-  int cores = 0;                  ///< CPUs this process may run on
-  std::vector<std::string> isa;   ///< SIMD-relevant flags (sse4_2, avx2, fma, avx512f, ...)
-  int simd_bits = 0;              ///< widest vector register the build uses: 128, 256 or 512
-  std::string fingerprint;        ///< short stable hash of the fields above
+  std::string cpu_model;         ///< "model name" from /proc/cpuinfo
+  int cores = 0;                 ///< CPUs this process may run on
+  std::vector<std::string> isa;  ///< SIMD-relevant flags (sse4_2, avx2, fma, avx512f, ...)
+  int simd_bits = 0;             ///< widest vector register the build uses: 128, 256 or 512
+  std::string fingerprint;       ///< short stable hash of the fields above
 };
 
 /// Reads /proc/cpuinfo and the affinity mask. Never fails: unknown fields stay empty.
@@ -32,17 +32,17 @@ struct CalibrationOptions {
 /// A measured hardware profile, the `h` of DESIGN.md section 3.
 struct HardwareProfile {
   MachineIdentity machine;
-  double bandwidth_gbs = 0;       ///< streaming triad, all cores, GB/s (1e9 bytes)
-  double peak_mm_gflops = 0;      ///< FMA throughput, all cores, GFLOP/s (2 per FMA)
-  double peak_vec_gflops = 0;     ///< non-FMA vector add/mul throughput, all cores, GFLOP/s (1 per lane op)
-  double blas_sgemm_gflops = 0;   ///< OpenBLAS sgemm on sgemm_n^3, all cores: practical matmul ceiling
-  double clock_ghz = 0;           ///< measured core clock under load
-  int fma_units = 0;              ///< FMA pipes per core assumed for the theoretical peak
-  int fma_lanes = 0;              ///< float lanes per FMA pipe assumed for the theoretical peak
-  double theoretical_mm_gflops = 0;  ///< cores x fma_units x fma_lanes x 2 x clock
-  double theoretical_vec_gflops = 0; ///< cores x vec_units x fma_lanes x clock
-  std::string measured_at;        ///< ISO-8601 UTC time of the measurement
-  double other_load = 0;          ///< share of all CPU time other processes used meanwhile (0..1)
+  double bandwidth_gbs = 0;           ///< streaming triad, all cores, GB/s (1e9 bytes)
+  double peak_mm_gflops = 0;          ///< FMA throughput, all cores, GFLOP/s (2 per FMA)
+  double peak_vec_gflops = 0;         ///< non-FMA vector add/mul throughput, all cores, GFLOP/s (1 per lane op)
+  double blas_sgemm_gflops = 0;       ///< OpenBLAS sgemm on sgemm_n^3, all cores: practical matmul ceiling
+  double clock_ghz = 0;               ///< measured core clock under load
+  int fma_units = 0;                  ///< FMA pipes per core assumed for the theoretical peak
+  int fma_lanes = 0;                  ///< float lanes per FMA pipe assumed for the theoretical peak
+  double theoretical_mm_gflops = 0;   ///< cores x fma_units x fma_lanes x 2 x clock
+  double theoretical_vec_gflops = 0;  ///< cores x vec_units x fma_lanes x clock
+  std::string measured_at;            ///< ISO-8601 UTC time of the measurement
+  double other_load = 0;              ///< share of all CPU time other processes used meanwhile (0..1)
 };
 
 /// Runs all calibration tests. Blocks for a few seconds; uses every allowed core.

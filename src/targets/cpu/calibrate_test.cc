@@ -11,9 +11,7 @@ TEST(DetectMachineTest, DescribesThisMachine) {
   const MachineIdentity id = DetectMachine();
   EXPECT_GT(id.cores, 0);
   EXPECT_FALSE(id.fingerprint.empty());
-  EXPECT_TRUE(id.simd_bits == 32 || id.simd_bits == 128 || id.simd_bits == 256 ||
-              id.simd_bits == 512)
-      << id.simd_bits;
+  EXPECT_TRUE(id.simd_bits == 32 || id.simd_bits == 128 || id.simd_bits == 256 || id.simd_bits == 512) << id.simd_bits;
 }
 
 TEST(DetectMachineTest, IsStableAcrossCalls) {

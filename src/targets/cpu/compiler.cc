@@ -60,8 +60,8 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   request.workdir = dir.string();
   request.argv = {options.compiler};
   for (const auto& f : options.flags) request.argv.push_back(f);
-  for (const char* f : {"-fPIC", "-shared", "-Wall", "-Wl,-z,defs", "-include", "shape.h", "kernel.cpp",
-                        "-o", "kernel.so"})
+  for (const char* f :
+       {"-fPIC", "-shared", "-Wall", "-Wl,-z,defs", "-include", "shape.h", "kernel.cpp", "-o", "kernel.so"})
     request.argv.push_back(f);
   if (options.vectorization_report) request.argv.push_back("-fopt-info-vec-optimized=vectorization.txt");
   for (const auto& l : options.libraries) request.argv.push_back("-l" + l);
@@ -87,7 +87,8 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   CompileOutcome out;
   out.seconds = run->wall_seconds;
   out.log = eval::TruncateLog(run->err + run->out, options.log_bytes);
-  if (run->timed_out) out.log += "\n[the compiler was stopped after " + std::to_string(options.timeout_seconds) + " s]\n";
+  if (run->timed_out)
+    out.log += "\n[the compiler was stopped after " + std::to_string(options.timeout_seconds) + " s]\n";
   out.ok = run->exited_cleanly() && fs::exists(dir / "kernel.so", ec);
   if (auto vec = ReadFile((dir / "vectorization.txt").string()))
     out.vectorization_report = FilterRemarks(*vec, options.log_bytes);
@@ -101,7 +102,8 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   // Publish atomically; a concurrent builder of the same key may have won the race.
   fs::create_directories(cached.parent_path(), ec);
   fs::rename(dir, cached, ec);
-  if (ec && !fs::exists(cached / "kernel.so")) return Error{"cannot store build in " + cached.string() + ": " + ec.message()};
+  if (ec && !fs::exists(cached / "kernel.so"))
+    return Error{"cannot store build in " + cached.string() + ": " + ec.message()};
   if (ec) fs::remove_all(dir, ec);
   out.library_path = (cached / "kernel.so").string();
   return out;

@@ -9,13 +9,13 @@
 namespace accelopt::cpu {
 
 struct CompileOptions {
-  std::string compiler = "g++";                 ///< C++ compiler driver
+  std::string compiler = "g++";  ///< C++ compiler driver
   std::vector<std::string> flags = {"-O3", "-march=native", "-fopenmp", "-std=c++20"};
-  std::vector<std::string> libraries;           ///< extra -l names a task allows (e.g. openblas)
-  bool vectorization_report = true;             ///< keep -fopt-info-vec remarks
-  double timeout_seconds = 120;                 ///< the compiler is killed after this
-  std::string cache_dir;                        ///< builds keyed by content hash; "" = no cache
-  size_t log_bytes = 32 << 10;                  ///< diagnostics kept
+  std::vector<std::string> libraries;  ///< extra -l names a task allows (e.g. openblas)
+  bool vectorization_report = true;    ///< keep -fopt-info-vec remarks
+  double timeout_seconds = 120;        ///< the compiler is killed after this
+  std::string cache_dir;               ///< builds keyed by content hash; "" = no cache
+  size_t log_bytes = 32 << 10;         ///< diagnostics kept
 };
 
 struct CompileOutcome {
@@ -23,7 +23,7 @@ struct CompileOutcome {
   std::string library_path;  ///< the .so when ok
   std::string log;           ///< compiler diagnostics (truncated)
   std::string vectorization_report;
-  double seconds = 0;        ///< compiler wall time (0 when cached)
+  double seconds = 0;  ///< compiler wall time (0 when cached)
   bool cached = false;
 };
 

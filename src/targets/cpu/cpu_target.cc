@@ -98,7 +98,8 @@ bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& messa
   }
   if (o.timed_out) {
     verdict = Verdict::kTimeout;
-    message = "killed after the wall-clock limit of " + std::to_string(static_cast<int>(o.wall_seconds)) + " s" + during;
+    message =
+        "killed after the wall-clock limit of " + std::to_string(static_cast<int>(o.wall_seconds)) + " s" + during;
     return true;
   }
   const Json* sig = run.Find("signal");
@@ -131,8 +132,8 @@ bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& messa
   }
   if (!run.Find("done")) {
     verdict = Verdict::kRuntimeError;
-    message = "the process exited with code " + std::to_string(o.exit_code) + during +
-              " (a kernel must return, not exit)";
+    message =
+        "the process exited with code " + std::to_string(o.exit_code) + during + " (a kernel must return, not exit)";
     return true;
   }
   return false;
@@ -143,8 +144,7 @@ class CpuTarget : public targets::Target {
   explicit CpuTarget(CpuTargetOptions options) : options_(std::move(options)) {
     if (options_.harness_path.empty()) options_.harness_path = HarnessPath();
     if (options_.work_dir.empty()) options_.work_dir = CacheDir() + "/work";
-    if (options_.reference_compile.cache_dir.empty())
-      options_.reference_compile.cache_dir = CacheDir() + "/build";
+    if (options_.reference_compile.cache_dir.empty()) options_.reference_compile.cache_dir = CacheDir() + "/build";
     if (options_.cpus.empty()) {
       cpu_set_t allowed;
       if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
@@ -168,9 +168,8 @@ class CpuTarget : public targets::Target {
 
  private:
   Result<Profile> EvaluateOne(const targets::EvalRequest& request);
-  Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound,
-                                bool candidate, const eval::SharedMemory& inputs,
-                                const eval::SharedMemory& outputs);
+  Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound, bool candidate,
+                                const eval::SharedMemory& inputs, const eval::SharedMemory& outputs);
   Result<eval::SharedMemory> RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir,
                                           const eval::SharedMemory& inputs);
   void Compare(const suite::BoundTask& bound, size_t seeds, const eval::SharedMemory& reference,
@@ -227,10 +226,15 @@ Result<eval::SharedMemory> CpuTarget::RunReference(const suite::BoundTask& bound
   if (!built) return built.error();
   if (!built->ok) return Error{task.reference_path() + " does not compile:\n" + built->log};
   // The expected outputs live only in shared memory that the candidate's process never receives.
-  auto outputs = eval::SharedMemory::Create("accelopt-reference", seeds * ElementsPerSeed(bound.outputs) * sizeof(double));
+  auto outputs =
+      eval::SharedMemory::Create("accelopt-reference", seeds * ElementsPerSeed(bound.outputs) * sizeof(double));
   if (!outputs) return outputs.error();
-  Json spec = {{"mode", "reference"}, {"library", built->library_path}, {"symbol", "reference"},
-               {"inputs", TensorsJson(bound.inputs)}, {"outputs", TensorsJson(bound.outputs)}, {"seeds", seeds}};
+  Json spec = {{"mode", "reference"},
+               {"library", built->library_path},
+               {"symbol", "reference"},
+               {"inputs", TensorsJson(bound.inputs)},
+               {"outputs", TensorsJson(bound.outputs)},
+               {"seeds", seeds}};
   auto run = RunHarness(spec, dir, bound, false, inputs, *outputs);
   if (!run) return run.error();
   Verdict verdict;
@@ -299,9 +303,8 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
 
   static std::atomic<int> counter{0};
   std::random_device entropy;
-  fs::path dir = fs::path(options_.work_dir) /
-                 (task.name + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
-                  std::to_string(entropy() % 100000));
+  fs::path dir = fs::path(options_.work_dir) / (task.name + "-" + std::to_string(getpid()) + "-" +
+                                                std::to_string(counter++) + "-" + std::to_string(entropy() % 100000));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{"cannot create evaluation folder " + dir.string() + ": " + ec.message()};
@@ -352,23 +355,33 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   profile.vectorization_report = built->vectorization_report;
   if (!built->ok) {
     profile.status = Verdict::kCompileError;
-    profile.message = "the kernel does not compile (see compile.log)";
+    profile.message = "the kernel does not compile (see the compile log)";
     return finish();
   }
   if (!reference_outputs) return reference_outputs.error();
 
   const TimingOptions& t = options_.timing;
-  Json spec = {{"mode", "candidate"}, {"library", built->library_path}, {"symbol", "kernel"},
+  Json spec = {{"mode", "candidate"},
+               {"library", built->library_path},
+               {"symbol", "kernel"},
                {"inputs", TensorsJson(bound->inputs)},
-               {"outputs", TensorsJson(bound->outputs)}, {"seeds", seeds.size()},
-               {"counters", options_.counters}, {"seccomp", true},
-               {"timing", {{"enabled", options_.timing_enabled}, {"warmup", t.warmup},
-                           {"min_calls", t.min_calls}, {"max_calls", t.max_calls},
-                           {"budget_seconds", t.budget_seconds}, {"spread_tolerance", t.spread_tolerance},
-                           {"max_series", t.max_series}, {"flush", t.flush_caches}}}};
+               {"outputs", TensorsJson(bound->outputs)},
+               {"seeds", seeds.size()},
+               {"counters", options_.counters},
+               {"seccomp", true},
+               {"timing",
+                {{"enabled", options_.timing_enabled},
+                 {"warmup", t.warmup},
+                 {"min_calls", t.min_calls},
+                 {"max_calls", t.max_calls},
+                 {"budget_seconds", t.budget_seconds},
+                 {"spread_tolerance", t.spread_tolerance},
+                 {"max_series", t.max_series},
+                 {"flush", t.flush_caches}}}};
   profile.phase_seconds["inputs"] = inputs_seconds;
   profile.phase_seconds["reference"] = reference_seconds;
-  auto outputs = eval::SharedMemory::Create("accelopt-outputs", seeds.size() * ElementsPerSeed(bound->outputs) * sizeof(float));
+  auto outputs =
+      eval::SharedMemory::Create("accelopt-outputs", seeds.size() * ElementsPerSeed(bound->outputs) * sizeof(float));
   if (!outputs) return outputs.error();
   // NaN until the child hands back a seed's outputs: nothing unwritten can pass.
   std::fill_n(static_cast<float*>(outputs->data()), outputs->size() / sizeof(float), NAN);

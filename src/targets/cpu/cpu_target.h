@@ -13,13 +13,13 @@
 namespace accelopt::cpu {
 
 struct TimingOptions {
-  int warmup = 1;                 ///< untimed calls after the correctness calls
-  int min_calls = 10;             ///< timed calls per series, at least
-  int max_calls = 50;             ///< timed calls per series, at most
-  double budget_seconds = 0.5;    ///< aim for this much kernel time per series
-  double spread_tolerance = 0.01; ///< re-measure while IQR/median exceeds this
-  int max_series = 3;             ///< series at most; the most stable is kept
-  bool flush_caches = true;       ///< evict the arguments before each timed call
+  int warmup = 1;                  ///< untimed calls after the correctness calls
+  int min_calls = 10;              ///< timed calls per series, at least
+  int max_calls = 50;              ///< timed calls per series, at most
+  double budget_seconds = 0.5;     ///< aim for this much kernel time per series
+  double spread_tolerance = 0.01;  ///< re-measure while IQR/median exceeds this
+  int max_series = 3;              ///< series at most; the most stable is kept
+  bool flush_caches = true;        ///< evict the arguments before each timed call
 };
 
 /// The reference is built plainly: no fast-math, no OpenMP.
@@ -31,23 +31,23 @@ inline CompileOptions ReferenceCompileOptions() {
 }
 
 struct CpuTargetOptions {
-  suite::PeakRates rates;          ///< measured hardware profile; zero rates = no scoring
-  int seeds = 3;                   ///< correctness runs, each with fresh random inputs
+  suite::PeakRates rates;  ///< measured hardware profile; zero rates = no scoring
+  int seeds = 3;           ///< correctness runs, each with fresh random inputs
   TimingOptions timing;
-  bool timing_enabled = true;      ///< false: correctness only
-  double wall_seconds = 60;        ///< per child process (reference or candidate)
-  long memory_bytes = 0;           ///< address-space limit; 0 = 2 GiB + 4x the task's data
-  bool counters = true;            ///< hardware counters through perf_event_open
-  std::vector<int> cpus;           ///< the cores the kernel runs on (its "device"); empty = all allowed
+  bool timing_enabled = true;  ///< false: correctness only
+  double wall_seconds = 60;    ///< per child process (reference or candidate)
+  long memory_bytes = 0;       ///< address-space limit; 0 = 2 GiB + 4x the task's data
+  bool counters = true;        ///< hardware counters through perf_event_open
+  std::vector<int> cpus;       ///< the cores the kernel runs on (its "device"); empty = all allowed
   /// Also bind each OpenMP thread to one core (OMP_PROC_BIND=close, OMP_PLACES=cores).
   /// Off by default: libgomp then pins the main thread to a single core before
   /// the kernel starts, which confines OpenBLAS and std::thread workers to it.
   bool bind_openmp = false;
-  CompileOptions kernel_compile;   ///< candidate build (its cache_dir "" disables caching)
+  CompileOptions kernel_compile;  ///< candidate build (its cache_dir "" disables caching)
   CompileOptions reference_compile = ReferenceCompileOptions();
-  std::string harness_path;        ///< accelopt-harness; "" = HarnessPath()
-  std::string work_dir;            ///< scratch; "" = CacheDir()/work
-  bool keep_work = false;          ///< keep each evaluation's folder (debugging)
+  std::string harness_path;  ///< accelopt-harness; "" = HarnessPath()
+  std::string work_dir;      ///< scratch; "" = CacheDir()/work
+  bool keep_work = false;    ///< keep each evaluation's folder (debugging)
 };
 
 /// Creates the cpu target. Thread-compatible: one Evaluate at a time.

@@ -5,9 +5,12 @@
 namespace accelopt::cpu {
 
 Json ToJson(const HardwareProfile& p) {
-  return {{"machine", {{"cpu_model", p.machine.cpu_model}, {"cores", p.machine.cores},
-                       {"isa", p.machine.isa}, {"simd_bits", p.machine.simd_bits},
-                       {"fingerprint", p.machine.fingerprint}}},
+  return {{"machine",
+           {{"cpu_model", p.machine.cpu_model},
+            {"cores", p.machine.cores},
+            {"isa", p.machine.isa},
+            {"simd_bits", p.machine.simd_bits},
+            {"fingerprint", p.machine.fingerprint}}},
           {"bandwidth_gbs", p.bandwidth_gbs},
           {"peak_mm_gflops", p.peak_mm_gflops},
           {"peak_vec_gflops", p.peak_vec_gflops},
@@ -53,8 +56,7 @@ std::string HardwareProfilePath(const std::string& dir, const std::string& finge
   return dir + "/" + fingerprint + ".json";
 }
 
-Result<std::optional<HardwareProfile>> LoadHardwareProfile(const std::string& dir,
-                                                           const std::string& fingerprint) {
+Result<std::optional<HardwareProfile>> LoadHardwareProfile(const std::string& dir, const std::string& fingerprint) {
   std::string path = HardwareProfilePath(dir, fingerprint);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::optional<HardwareProfile>{};
@@ -69,8 +71,6 @@ Status SaveHardwareProfile(const std::string& dir, const HardwareProfile& profil
   return WriteJsonFile(HardwareProfilePath(dir, profile.machine.fingerprint), ToJson(profile));
 }
 
-suite::PeakRates RatesOf(const HardwareProfile& p) {
-  return {p.bandwidth_gbs, p.peak_mm_gflops, p.peak_vec_gflops};
-}
+suite::PeakRates RatesOf(const HardwareProfile& p) { return {p.bandwidth_gbs, p.peak_mm_gflops, p.peak_vec_gflops}; }
 
 }  // namespace accelopt::cpu

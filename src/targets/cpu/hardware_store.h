@@ -19,8 +19,7 @@ std::string HardwareProfilePath(const std::string& dir, const std::string& finge
 
 /// The saved profile for this fingerprint; nullopt when none was saved.
 /// A corrupt file is an Error naming it.
-Result<std::optional<HardwareProfile>> LoadHardwareProfile(const std::string& dir,
-                                                           const std::string& fingerprint);
+Result<std::optional<HardwareProfile>> LoadHardwareProfile(const std::string& dir, const std::string& fingerprint);
 Status SaveHardwareProfile(const std::string& dir, const HardwareProfile& profile);
 
 /// The rates the roofline divides by.
