@@ -167,7 +167,11 @@ class CpuTarget : public targets::Target {
   }
 
  private:
+  struct Expected;
   Result<Profile> EvaluateOne(const targets::EvalRequest& request);
+  Expected PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir);
+  Status RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected, size_t seeds,
+                      const fs::path& dir, Profile& profile);
   Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound, bool candidate,
                                 const eval::SharedMemory& inputs, const eval::SharedMemory& outputs);
   Result<eval::SharedMemory> RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir,
@@ -295,120 +299,158 @@ void CpuTarget::Score(const suite::BoundTask& bound, const Json& result, Profile
   profile.achieved_gflops = (counts->flops_mm + counts->flops_vec) / median / 1e9;
 }
 
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A scratch folder for one evaluation, removed afterwards unless kept.
+class ScratchDir {
+ public:
+  static Result<std::unique_ptr<ScratchDir>> Create(const fs::path& parent, const std::string& task, bool keep) {
+    static std::atomic<int> counter{0};
+    std::random_device entropy;
+    fs::path dir = parent / (task + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
+                             std::to_string(entropy() % 100000));
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return Error{"cannot create evaluation folder " + dir.string() + ": " + ec.message()};
+    return std::unique_ptr<ScratchDir>(new ScratchDir(dir, keep));
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!keep_) fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  ScratchDir(fs::path path, bool keep) : path_(std::move(path)), keep_(keep) {}
+  fs::path path_;
+  bool keep_;
+};
+
+std::vector<uint64_t> FreshSeeds(int count) {
+  std::random_device entropy;
+  std::vector<uint64_t> seeds;
+  for (int i = 0; i < count; ++i) seeds.push_back((uint64_t{entropy()} << 32) | entropy());
+  return seeds;
+}
+
+Json TimingJson(const TimingOptions& t, bool enabled) {
+  return {{"enabled", enabled},
+          {"warmup", t.warmup},
+          {"min_calls", t.min_calls},
+          {"max_calls", t.max_calls},
+          {"budget_seconds", t.budget_seconds},
+          {"spread_tolerance", t.spread_tolerance},
+          {"max_series", t.max_series},
+          {"flush", t.flush_caches}};
+}
+
+void RecordCompile(const CompileOutcome& built, Profile& profile) {
+  profile.compile_seconds = built.seconds;
+  profile.compile_cached = built.cached;
+  profile.compile_log = built.log;
+  profile.vectorization_report = built.vectorization_report;
+}
+
+}  // namespace
+
+// Inputs drawn and reference outputs computed, for one evaluation.
+struct CpuTarget::Expected {
+  Result<eval::SharedMemory> inputs = Error{"inputs not drawn"};
+  Result<eval::SharedMemory> outputs = Error{"reference not run"};
+  double inputs_seconds = 0, reference_seconds = 0;
+};
+
+CpuTarget::Expected CpuTarget::PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds,
+                                               const fs::path& dir) {
+  Expected e;
+  auto start = std::chrono::steady_clock::now();
+  e.inputs = GenerateInputs(bound, seeds);
+  e.inputs_seconds = SecondsSince(start);
+  if (!e.inputs) return e;
+  start = std::chrono::steady_clock::now();
+  e.outputs = RunReference(bound, seeds.size(), dir, *e.inputs);
+  e.reference_seconds = SecondsSince(start);
+  return e;
+}
+
+// Runs the built candidate against the expected outputs and fills the profile.
+Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected,
+                               size_t seeds, const fs::path& dir, Profile& profile) {
+  Json spec = {{"mode", "candidate"},
+               {"library", library},
+               {"symbol", "kernel"},
+               {"inputs", TensorsJson(bound.inputs)},
+               {"outputs", TensorsJson(bound.outputs)},
+               {"seeds", seeds},
+               {"counters", options_.counters},
+               {"seccomp", true},
+               {"timing", TimingJson(options_.timing, options_.timing_enabled)}};
+  auto outputs = eval::SharedMemory::Create("accelopt-outputs", seeds * ElementsPerSeed(bound.outputs) * sizeof(float));
+  if (!outputs) return outputs.error();
+  // NaN until the child hands back a seed's outputs: nothing unwritten can pass.
+  std::fill_n(static_cast<float*>(outputs->data()), outputs->size() / sizeof(float), NAN);
+  auto run = RunHarness(spec, dir, bound, true, *expected.inputs, *outputs);
+  if (!run) return run.error();
+  profile.phase_seconds["candidate_process"] = run->outcome.wall_seconds;
+  profile.run_log = eval::TruncateLog(RunLog(run->outcome), 64 << 10);
+  profile.phase = run->phase;
+  if (const Json* e = run->Find("harness_error")) return Error{"evaluation harness: " + e->value("message", "")};
+  if (ClassifyFailure(*run, profile.status, profile.message)) return Ok{};
+
+  auto compare_start = std::chrono::steady_clock::now();
+  Compare(bound, seeds, *expected.outputs, *outputs, profile);
+  profile.phase_seconds["compare"] = SecondsSince(compare_start);
+  const Json* result = run->Find("result");
+  if (!result) return Ok{};
+  profile.kernel_seconds = result->value("correctness_seconds", 0.0) + result->value("warmup_seconds", 0.0);
+  profile.phase_seconds["cache_flush"] = result->value("flush_seconds", 0.0);
+  if (profile.status != Verdict::kOk) return Ok{};
+  Score(bound, *result, profile);
+  profile.message = "correct on " + std::to_string(seeds) + " seeds";
+  return Ok{};
+}
+
 Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   auto started = std::chrono::steady_clock::now();
   const suite::Task& task = *request.task;
   auto bound = suite::Bind(task, request.shape);
   if (!bound) return bound.error();
+  auto scratch = ScratchDir::Create(options_.work_dir, task.name, options_.keep_work);
+  if (!scratch) return scratch.error();
+  const fs::path& dir = (*scratch)->path();
+  std::vector<uint64_t> seeds = FreshSeeds(options_.seeds);
 
-  static std::atomic<int> counter{0};
-  std::random_device entropy;
-  fs::path dir = fs::path(options_.work_dir) / (task.name + "-" + std::to_string(getpid()) + "-" +
-                                                std::to_string(counter++) + "-" + std::to_string(entropy() % 100000));
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Error{"cannot create evaluation folder " + dir.string() + ": " + ec.message()};
-  struct Cleanup {
-    fs::path dir;
-    bool keep;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!keep) fs::remove_all(dir, ec);
-    }
-  } cleanup{dir, options_.keep_work};
+  // Inputs and reference run while the candidate compiles: both are untimed,
+  // and the candidate's timed calls start only after both finish.
+  auto expected = std::async(std::launch::async, [&] { return PrepareExpected(*bound, seeds, dir); });
+  CompileOptions compile = options_.kernel_compile;
+  compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
+                           request.candidate.libraries.end());
+  auto built = CompileKernel(request.candidate.source, bound->ShapeHeader(), compile, dir.string());
+  Expected prepared = expected.get();
 
   Profile profile;
   profile.task = task.name;
   profile.shape = request.shape;
   profile.tolerance = task.tolerance;
   profile.seeds = options_.seeds;
-  double inputs_seconds = 0, reference_seconds = 0;
-  std::vector<uint64_t> seeds;
-  for (int i = 0; i < options_.seeds; ++i) seeds.push_back((uint64_t{entropy()} << 32) | entropy());
-
-  // The reference builds and runs while the candidate compiles: both are
-  // untimed, and the candidate's timed calls start only after both finish.
-  Result<eval::SharedMemory> inputs = Error{"inputs not drawn"};
-  auto reference = std::async(std::launch::async, [&]() -> Result<eval::SharedMemory> {
-    auto t0 = std::chrono::steady_clock::now();
-    inputs = GenerateInputs(*bound, seeds);
-    if (!inputs) return inputs.error();
-    auto t1 = std::chrono::steady_clock::now();
-    auto outputs = RunReference(*bound, seeds.size(), dir, *inputs);
-    inputs_seconds = std::chrono::duration<double>(t1 - t0).count();
-    reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    return outputs;
-  });
-  CompileOptions compile = options_.kernel_compile;
-  compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
-                           request.candidate.libraries.end());
-  auto built = CompileKernel(request.candidate.source, bound->ShapeHeader(), compile, dir.string());
-  Result<eval::SharedMemory> reference_outputs = reference.get();
-  auto finish = [&]() -> Result<Profile> {
-    profile.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return profile;
-  };
   if (!built) return built.error();
-  profile.compile_seconds = built->seconds;
-  profile.compile_cached = built->cached;
-  profile.compile_log = built->log;
-  profile.vectorization_report = built->vectorization_report;
+  RecordCompile(*built, profile);
   if (!built->ok) {
     profile.status = Verdict::kCompileError;
     profile.message = "the kernel does not compile (see the compile log)";
-    return finish();
+  } else {
+    if (!prepared.inputs) return prepared.inputs.error();
+    if (!prepared.outputs) return prepared.outputs.error();
+    profile.phase_seconds["inputs"] = prepared.inputs_seconds;
+    profile.phase_seconds["reference"] = prepared.reference_seconds;
+    if (auto s = RunCandidate(*bound, built->library_path, prepared, seeds.size(), dir, profile); !s) return s.error();
   }
-  if (!reference_outputs) return reference_outputs.error();
-
-  const TimingOptions& t = options_.timing;
-  Json spec = {{"mode", "candidate"},
-               {"library", built->library_path},
-               {"symbol", "kernel"},
-               {"inputs", TensorsJson(bound->inputs)},
-               {"outputs", TensorsJson(bound->outputs)},
-               {"seeds", seeds.size()},
-               {"counters", options_.counters},
-               {"seccomp", true},
-               {"timing",
-                {{"enabled", options_.timing_enabled},
-                 {"warmup", t.warmup},
-                 {"min_calls", t.min_calls},
-                 {"max_calls", t.max_calls},
-                 {"budget_seconds", t.budget_seconds},
-                 {"spread_tolerance", t.spread_tolerance},
-                 {"max_series", t.max_series},
-                 {"flush", t.flush_caches}}}};
-  profile.phase_seconds["inputs"] = inputs_seconds;
-  profile.phase_seconds["reference"] = reference_seconds;
-  auto outputs =
-      eval::SharedMemory::Create("accelopt-outputs", seeds.size() * ElementsPerSeed(bound->outputs) * sizeof(float));
-  if (!outputs) return outputs.error();
-  // NaN until the child hands back a seed's outputs: nothing unwritten can pass.
-  std::fill_n(static_cast<float*>(outputs->data()), outputs->size() / sizeof(float), NAN);
-  auto run = RunHarness(spec, dir, *bound, true, *inputs, *outputs);
-  if (!run) return run.error();
-  profile.phase_seconds["candidate_process"] = run->outcome.wall_seconds;
-  profile.run_log = eval::TruncateLog(RunLog(run->outcome), 64 << 10);
-  profile.phase = run->phase;
-  if (const Json* e = run->Find("harness_error")) return Error{"evaluation harness: " + e->value("message", "")};
-  if (ClassifyFailure(*run, profile.status, profile.message)) return finish();
-
-  auto compare_start = std::chrono::steady_clock::now();
-  Compare(*bound, seeds.size(), *reference_outputs, *outputs, profile);
-  profile.phase_seconds["compare"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - compare_start).count();
-  const Json* result = run->Find("result");
-  if (result) {
-    profile.kernel_seconds = result->value("correctness_seconds", 0.0) + result->value("warmup_seconds", 0.0);
-    profile.phase_seconds["cache_flush"] = result->value("flush_seconds", 0.0);
-  }
-  if (profile.status != Verdict::kOk) return finish();
-  if (result) Score(*bound, *result, profile);
-  profile.message = "correct on " + std::to_string(seeds.size()) + " seeds";
-  return finish();
+  profile.wall_seconds = SecondsSince(started);
+  return profile;
 }
-
-}  // namespace
 
 std::unique_ptr<targets::Target> MakeCpuTarget(const CpuTargetOptions& options) {
   return std::make_unique<CpuTarget>(options);
