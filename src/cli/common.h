@@ -56,6 +56,7 @@ void RegisterTasks(CLI::App& app);
 void RegisterEval(CLI::App& app);
 void RegisterCalibrate(CLI::App& app);
 void RegisterBench(CLI::App& app);
+void RegisterLlm(CLI::App& app);
 
 }  // namespace accelopt::cli
 

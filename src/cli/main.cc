@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   accelopt::cli::RegisterEval(app);
   accelopt::cli::RegisterCalibrate(app);
   accelopt::cli::RegisterBench(app);
+  accelopt::cli::RegisterLlm(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -27,13 +27,17 @@ std::string HarnessPath() {
   return EnvOr("ACCELOPT_HARNESS", (fs::path(ExecutableDir()) / "accelopt-harness").string());
 }
 
+std::string ProjectDataPath(const std::string& relative) {
+  std::error_code ec;
+  if (fs::exists(relative, ec)) return fs::absolute(relative).string();
+  auto beside = fs::path(ExecutableDir()).parent_path() / relative;
+  if (fs::exists(beside, ec)) return beside.string();
+  return relative;
+}
+
 std::string DefaultSuiteDir() {
   if (const char* env = std::getenv("ACCELOPT_SUITE"); env && *env) return env;
-  std::error_code ec;
-  if (fs::is_directory("suite", ec)) return fs::absolute("suite").string();
-  auto beside = fs::path(ExecutableDir()).parent_path() / "suite";
-  if (fs::is_directory(beside, ec)) return beside.string();
-  return "suite";
+  return ProjectDataPath("suite");
 }
 
 std::string DataDir() {

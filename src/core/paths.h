@@ -12,8 +12,12 @@ std::string ExecutableDir();
 /// beside the running executable.
 std::string HarnessPath();
 
-/// The task suite: $ACCELOPT_SUITE, else the first of ./suite and
-/// <executable dir>/../suite that exists (the build tree sits in the checkout).
+/// A data file or folder shipped with the project (suite, prices, prompts): the
+/// first of ./<relative> and <executable dir>/../<relative> that exists (the
+/// build tree sits in the checkout); ./<relative> when neither does.
+std::string ProjectDataPath(const std::string& relative);
+
+/// The task suite: $ACCELOPT_SUITE, else ProjectDataPath("suite").
 std::string DefaultSuiteDir();
 
 /// Per-user data (hardware profiles): $ACCELOPT_HOME, else

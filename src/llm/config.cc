@@ -1,0 +1,252 @@
+#include "llm/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <sstream>
+
+#include "core/json_io.h"
+#include "core/paths.h"
+#include "llm/http_client.h"
+
+namespace accelopt::llm {
+namespace {
+
+// YAML reading with errors that name the file and the field.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  Error Fail(const std::string& field, const YAML::Node& node, const std::string& what) const {
+    std::string where = file_ + ": field '" + field + "'";
+    if (node.IsDefined() && node.Mark().line >= 0) where += " (line " + std::to_string(node.Mark().line + 1) + ")";
+    return Error{where + ": " + what};
+  }
+  template <typename T>
+  Status Get(const YAML::Node& parent, const char* key, const std::string& field, T& out) const {
+    YAML::Node node = parent[key];
+    if (!node.IsDefined() || node.IsNull()) return Ok{};
+    try {
+      out = node.as<T>();
+    } catch (const YAML::Exception&) {
+      return Fail(field + "." + key, node, std::is_arithmetic_v<T> ? "expected a number" : "expected a text value");
+    }
+    return Ok{};
+  }
+  template <typename T>
+  Status GetOptional(const YAML::Node& parent, const char* key, const std::string& field, std::optional<T>& out) const {
+    if (!parent[key].IsDefined() || parent[key].IsNull()) return Ok{};
+    T value{};
+    if (auto s = Get(parent, key, field, value); !s) return s;
+    out = value;
+    return Ok{};
+  }
+
+ private:
+  std::string file_;
+};
+
+std::string ToJsonText(const YAML::Node& node) {
+  // YAML -> JSON for extra_body: scalars that look like numbers or booleans stay typed.
+  if (node.IsMap()) {
+    Json j = Json::object();
+    for (const auto& item : node) j[item.first.as<std::string>()] = Json::parse(ToJsonText(item.second));
+    return j.dump();
+  }
+  if (node.IsSequence()) {
+    Json j = Json::array();
+    for (const auto& item : node) j.push_back(Json::parse(ToJsonText(item)));
+    return j.dump();
+  }
+  std::string s = node.Scalar();
+  Json typed = Json::parse(s, nullptr, false);
+  if (!typed.is_discarded() && (typed.is_number() || typed.is_boolean() || typed.is_null())) return typed.dump();
+  return Json(s).dump();
+}
+
+Result<BackendConfig> ReadBackend(const Reader& r, const std::string& name, const YAML::Node& node) {
+  std::string field = "llm.backends." + name;
+  if (!node.IsMap()) return r.Fail(field, node, "expected a mapping");
+  BackendConfig b;
+  if (auto s = r.Get(node, "kind", field, b.kind); !s) return s.error();
+  if (b.kind != "openai" && b.kind != "anthropic" && b.kind != "scripted" && b.kind != "exchange")
+    return r.Fail(field + ".kind", node["kind"],
+                  "expected openai, anthropic, scripted or exchange, got '" + b.kind + "'");
+  Status s = Ok{};
+  if (s) s = r.Get(node, "base_url", field, b.http.base_url);
+  if (s) s = r.Get(node, "model", field, b.http.model);
+  if (s) s = r.Get(node, "api_key_env", field, b.http.api_key_env);
+  if (s) s = r.Get(node, "timeout_seconds", field, b.http.timeout_seconds);
+  if (s) s = r.Get(node, "connect_timeout_seconds", field, b.http.connect_timeout_seconds);
+  if (s) s = r.Get(node, "max_concurrency", field, b.max_concurrency);
+  if (s) s = r.Get(node, "path", field, b.scripted.path);
+  if (s) s = r.Get(node, "dir", field, b.exchange.dir);
+  if (s) s = r.Get(node, "answer_timeout_seconds", field, b.exchange.timeout_seconds);
+  if (!s) return s.error();
+  if (node["extra_body"]) {
+    if (!node["extra_body"].IsMap()) return r.Fail(field + ".extra_body", node["extra_body"], "expected a mapping");
+    b.http.extra_body_json = ToJsonText(node["extra_body"]);
+  }
+  if (!b.http.model.empty()) b.scripted.model = b.exchange.model = b.http.model;
+  if (b.max_concurrency < 1) return r.Fail(field + ".max_concurrency", node["max_concurrency"], "must be at least 1");
+  return b;
+}
+
+Result<RoleSettings> ReadRole(const Reader& r, const std::string& name, const YAML::Node& node) {
+  std::string field = "llm.roles." + name;
+  if (!node.IsMap()) return r.Fail(field, node, "expected a mapping");
+  RoleSettings role;
+  Status s = r.Get(node, "backend", field, role.backend);
+  if (s) s = r.GetOptional(node, "temperature", field, role.temperature);
+  if (s) s = r.GetOptional(node, "max_tokens", field, role.max_tokens);
+  if (s) s = r.Get(node, "reasoning_effort", field, role.reasoning_effort);
+  if (s) s = r.Get(node, "thinking_budget_tokens", field, role.thinking_budget_tokens);
+  if (!s) return s.error();
+  if (role.backend.empty()) return r.Fail(field + ".backend", node, "missing: which backend serves this role");
+  return role;
+}
+
+}  // namespace
+
+Result<LlmConfig> LoadLlmConfig(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Error{path + ": cannot read the configuration file"};
+  } catch (const YAML::Exception& e) {
+    return Error{path + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg};
+  }
+  LlmConfig config;
+  YAML::Node llm = root["llm"];
+  if (!llm) return config;
+  Reader r(path);
+  try {
+    if (llm["backends"])
+      for (const auto& item : llm["backends"]) {
+        auto b = ReadBackend(r, item.first.as<std::string>(), item.second);
+        if (!b) return b.error();
+        config.backends[item.first.as<std::string>()] = *b;
+      }
+    if (llm["roles"])
+      for (const auto& item : llm["roles"]) {
+        auto role = ReadRole(r, item.first.as<std::string>(), item.second);
+        if (!role) return role.error();
+        if (!config.backends.count(role->backend))
+          return r.Fail("llm.roles." + item.first.as<std::string>() + ".backend", item.second,
+                        "names backend '" + role->backend + "', which llm.backends does not define");
+        config.roles[item.first.as<std::string>()] = *role;
+      }
+    Status s = Ok{};
+    if (llm["retry"]) {
+      const YAML::Node& n = llm["retry"];
+      if (s) s = r.Get(n, "max_attempts", "llm.retry", config.retry.max_attempts);
+      if (s) s = r.Get(n, "base_delay_seconds", "llm.retry", config.retry.base_delay_seconds);
+      if (s) s = r.Get(n, "max_delay_seconds", "llm.retry", config.retry.max_delay_seconds);
+    }
+    if (llm["budget"]) {
+      const YAML::Node& n = llm["budget"];
+      if (s) s = r.GetOptional(n, "usd", "llm.budget", config.budget.usd);
+      if (s) s = r.GetOptional(n, "tokens", "llm.budget", config.budget.tokens);
+      if (s) s = r.GetOptional(n, "wall_seconds", "llm.budget", config.budget.wall_seconds);
+    }
+    if (s) s = r.Get(llm, "prices", "llm", config.prices_path);
+    if (!s) return s.error();
+  } catch (const YAML::Exception& e) {
+    return Error{path + ": malformed at line " + std::to_string(e.mark.line + 1) + ": " + e.msg};
+  }
+  if (config.roles.empty() && config.backends.size() == 1)
+    config.roles["default"] = RoleSettings{config.backends.begin()->first};
+  return config;
+}
+
+Status ApplyOverride(const ModelOverride& o, LlmConfig& config) {
+  BackendConfig b;
+  if (!o.scripted_path.empty()) {
+    b.kind = "scripted";
+    b.scripted.path = o.scripted_path;
+  } else if (!o.exchange_dir.empty()) {
+    b.kind = "exchange";
+    b.exchange.dir = o.exchange_dir;
+  } else if (!o.base_url.empty()) {
+    b.kind = o.kind.empty() ? "openai" : o.kind;
+    b.http.base_url = o.base_url;
+    b.http.model = o.model;
+    b.http.api_key_env = o.api_key_env;
+    if (b.http.model.empty()) return Error{"--base-url needs --model (which model the server should run)"};
+  } else {
+    if (!o.model.empty())
+      for (auto& [name, backend] : config.backends) backend.http.model = o.model;
+    if (!o.kind.empty() || !o.api_key_env.empty())
+      return Error{"--backend and --api-key-env need --base-url (where the server is)"};
+    return Ok{};
+  }
+  config.backends["command-line"] = b;
+  // The command line serves every role, including roles the file configured.
+  for (auto& [name, role] : config.roles) role.backend = "command-line";
+  config.roles["default"].backend = "command-line";
+  return Ok{};
+}
+
+Result<std::unique_ptr<LlmClient>> BuildLlmClient(const LlmConfig& config) {
+  std::map<std::string, LlmClient::Backend> backends;
+  for (const auto& [name, b] : config.backends) {
+    Result<std::unique_ptr<ChatModel>> model = Error{"unknown kind"};
+    if (b.kind == "openai")
+      model = OpenOpenAiChatModel(b.http);
+    else if (b.kind == "anthropic")
+      model = OpenAnthropicChatModel(b.http);
+    else if (b.kind == "scripted")
+      model = OpenScriptedChatModel(b.scripted);
+    else if (b.kind == "exchange")
+      model = OpenExchangeChatModel(b.exchange);
+    if (!model) return Error{"backend '" + name + "' (" + b.kind + "): " + model.error().message};
+    backends[name] = LlmClient::Backend{std::move(*model), b.max_concurrency};
+  }
+  std::string prices_path = config.prices_path.empty() ? ProjectDataPath("prices/prices.yaml") : config.prices_path;
+  auto prices = PriceTable::Load(prices_path);
+  if (!prices) return prices.error();
+  return std::make_unique<LlmClient>(std::move(backends), config.roles, config.retry, config.budget, *prices);
+}
+
+std::vector<DetectedServer> ProbeLocalServers(double timeout_seconds) {
+  struct Probe {
+    const char* name;
+    int port;
+    const char* list_path;  // lists the models
+    bool ollama_tags;
+  };
+  const Probe probes[] = {{"Ollama", 11434, "/api/tags", true},
+                          {"llama.cpp", 8080, "/v1/models", false},
+                          {"vLLM", 8000, "/v1/models", false},
+                          {"SGLang", 30000, "/v1/models", false}};
+  std::vector<DetectedServer> found;
+  for (const auto& p : probes) {
+    std::string root = "http://127.0.0.1:" + std::to_string(p.port);
+    HttpRequest request{"GET", root + p.list_path, {}, "", timeout_seconds, timeout_seconds, 1 << 20};
+    HttpResult result = PerformHttp(request);
+    if (!result.response || result.response->status != 200) continue;
+    DetectedServer server{p.name, root + "/v1", {}};
+    Json j = Json::parse(result.response->body, nullptr, false);
+    const char* list = p.ollama_tags ? "models" : "data";
+    const char* key = p.ollama_tags ? "name" : "id";
+    if (j.is_object() && j.contains(list) && j[list].is_array())
+      for (const auto& m : j[list])
+        if (m.is_object() && m.contains(key) && m[key].is_string()) server.models.push_back(m[key]);
+    found.push_back(server);
+  }
+  return found;
+}
+
+std::string ConfigSnippetFor(const DetectedServer& server) {
+  std::ostringstream out;
+  out << "llm:\n"
+      << "  backends:\n"
+      << "    local:\n"
+      << "      kind: openai\n"
+      << "      base_url: " << server.base_url << "\n"
+      << "      model: " << (server.models.empty() ? "MODEL-NAME" : server.models.front()) << "\n"
+      << "  roles:\n"
+      << "    default: {backend: local}\n";
+  return out.str();
+}
+
+}  // namespace accelopt::llm

@@ -1,0 +1,90 @@
+#include "llm/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/temp_dir.h"
+
+namespace accelopt::llm {
+namespace {
+
+class ConfigFile : public ::testing::Test {
+ protected:
+  Result<LlmConfig> Load(const std::string& yaml) {
+    std::string path = dir_.path() + "/accelopt.yaml";
+    std::ofstream(path) << yaml;
+    return LoadLlmConfig(path);
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(ConfigFile, ReadsBackendsRolesRetryBudget) {
+  auto c = Load(R"(llm:
+  backends:
+    local: {kind: openai, base_url: "http://127.0.0.1:8000/v1", model: gpt-oss-120b, max_concurrency: 8,
+            extra_body: {chat_template_kwargs: {enable_thinking: true}, top_k: 20}}
+    claude: {kind: anthropic, base_url: "https://api.anthropic.com/v1", model: claude-sonnet-4, api_key_env: ANTHROPIC_API_KEY}
+  roles:
+    planner: {backend: claude, max_tokens: 8000, thinking_budget_tokens: 4000}
+    executor: {backend: local, temperature: 0.7, reasoning_effort: high}
+  retry: {max_attempts: 3, base_delay_seconds: 0.5}
+  budget: {usd: 2.5, tokens: 100000}
+)");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->backends.at("local").max_concurrency, 8);
+  EXPECT_EQ(c->backends.at("local").http.extra_body_json,
+            R"({"chat_template_kwargs":{"enable_thinking":true},"top_k":20})");
+  EXPECT_EQ(c->backends.at("claude").http.api_key_env, "ANTHROPIC_API_KEY");
+  EXPECT_EQ(c->roles.at("planner").thinking_budget_tokens, 4000);
+  EXPECT_EQ(*c->roles.at("executor").temperature, 0.7);
+  EXPECT_EQ(c->roles.at("executor").reasoning_effort, "high");
+  EXPECT_EQ(c->retry.max_attempts, 3);
+  EXPECT_DOUBLE_EQ(*c->budget.usd, 2.5);
+  EXPECT_EQ(*c->budget.tokens, 100000);
+  EXPECT_FALSE(c->budget.wall_seconds.has_value());
+}
+
+TEST_F(ConfigFile, OneBackendServesEveryRole) {
+  auto c = Load("llm:\n  backends:\n    only: {kind: openai, base_url: 'http://127.0.0.1:1/v1', model: m}\n");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->roles.at("default").backend, "only");
+}
+
+TEST_F(ConfigFile, NoLlmSectionIsAnEmptyConfig) {
+  auto c = Load("other: 1\n");
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->configured());
+}
+
+TEST_F(ConfigFile, ErrorsNameTheField) {
+  auto kind = Load("llm:\n  backends:\n    x: {kind: grpc}\n");
+  ASSERT_FALSE(kind.ok());
+  EXPECT_NE(kind.error().message.find("llm.backends.x.kind"), std::string::npos) << kind.error().message;
+  auto role = Load("llm:\n  backends:\n    x: {kind: openai}\n  roles:\n    planner: {backend: y}\n");
+  ASSERT_FALSE(role.ok());
+  EXPECT_NE(role.error().message.find("names backend 'y'"), std::string::npos) << role.error().message;
+  auto number = Load("llm:\n  backends:\n    x: {kind: openai, max_concurrency: many}\n");
+  ASSERT_FALSE(number.ok());
+  EXPECT_NE(number.error().message.find("llm.backends.x.max_concurrency"), std::string::npos) << number.error().message;
+}
+
+TEST(ModelOverride, CommandLineServerServesEveryRole) {
+  LlmConfig c;
+  c.backends["file"] = BackendConfig{"openai"};
+  c.roles["planner"] = RoleSettings{"file"};
+  ModelOverride o;
+  o.base_url = "http://127.0.0.1:9/v1";
+  o.model = "m";
+  ASSERT_TRUE(ApplyOverride(o, c).ok());
+  EXPECT_EQ(c.roles.at("planner").backend, "command-line");
+  EXPECT_EQ(c.roles.at("default").backend, "command-line");
+  EXPECT_EQ(c.backends.at("command-line").http.model, "m");
+
+  ModelOverride missing_model;
+  missing_model.base_url = "http://127.0.0.1:9/v1";
+  EXPECT_FALSE(ApplyOverride(missing_model, c).ok());
+}
+
+}  // namespace
+}  // namespace accelopt::llm
