@@ -158,7 +158,18 @@ Result<LlmConfig> LoadLlmConfig(const std::string& path) {
   return config;
 }
 
-Status ApplyOverride(const ModelOverride& o, LlmConfig& config) {
+namespace {
+
+void ApplySampling(const ModelOverride& o, LlmConfig& config) {
+  for (auto& [name, role] : config.roles) {
+    if (o.temperature) role.temperature = o.temperature;
+    if (o.max_tokens) role.max_tokens = o.max_tokens;
+    if (!o.reasoning_effort.empty()) role.reasoning_effort = o.reasoning_effort;
+    if (o.thinking_budget_tokens) role.thinking_budget_tokens = *o.thinking_budget_tokens;
+  }
+}
+
+Status ApplyBackend(const ModelOverride& o, LlmConfig& config) {
   BackendConfig b;
   if (!o.scripted_path.empty()) {
     b.kind = "scripted";
@@ -183,6 +194,14 @@ Status ApplyOverride(const ModelOverride& o, LlmConfig& config) {
   // The command line serves every role, including roles the file configured.
   for (auto& [name, role] : config.roles) role.backend = "command-line";
   config.roles["default"].backend = "command-line";
+  return Ok{};
+}
+
+}  // namespace
+
+Status ApplyOverride(const ModelOverride& o, LlmConfig& config) {
+  if (auto s = ApplyBackend(o, config); !s) return s;
+  ApplySampling(o, config);
   return Ok{};
 }
 

@@ -4,6 +4,7 @@
 /// the usual local servers.
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,11 @@ struct ModelOverride {
   std::string api_key_env;
   std::string scripted_path;  ///< a recording, serving every role
   std::string exchange_dir;   ///< a prompt/answer folder, serving every role
+  // Sampling settings for every role (unset = keep the file's).
+  std::optional<double> temperature;
+  std::optional<int> max_tokens;
+  std::string reasoning_effort;
+  std::optional<int> thinking_budget_tokens;
 };
 Status ApplyOverride(const ModelOverride& o, LlmConfig& config);
 

@@ -88,3 +88,24 @@ TEST(ModelOverride, CommandLineServerServesEveryRole) {
 
 }  // namespace
 }  // namespace accelopt::llm
+
+namespace accelopt::llm {
+namespace {
+
+TEST(ModelOverride, SamplingAppliesToEveryRole) {
+  LlmConfig c;
+  c.backends["file"] = BackendConfig{"openai"};
+  c.roles["planner"] = RoleSettings{"file", 1.0, 100};
+  c.roles["executor"] = RoleSettings{"file"};
+  ModelOverride o;
+  o.temperature = 0.2;
+  o.reasoning_effort = "low";
+  ASSERT_TRUE(ApplyOverride(o, c).ok());
+  EXPECT_EQ(*c.roles.at("planner").temperature, 0.2);
+  EXPECT_EQ(*c.roles.at("planner").max_tokens, 100);  // kept
+  EXPECT_EQ(c.roles.at("executor").reasoning_effort, "low");
+  EXPECT_EQ(c.roles.at("executor").backend, "file");  // no new backend
+}
+
+}  // namespace
+}  // namespace accelopt::llm
