@@ -1,0 +1,69 @@
+#pragma once
+/// The four LLM roles of the loop (DESIGN.md section 2), over a port to the
+/// model that the caller provides (which may answer from a record on resume).
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/parse.h"
+#include "core/result.h"
+
+namespace accelopt::agents {
+
+/// Asks the model for one answer. `key` identifies the request for the whole
+/// run (the same key always means the same request), so an implementation may
+/// answer a repeated key from its record instead of paying for a new call.
+class ModelPort {
+ public:
+  virtual ~ModelPort() = default;
+  virtual Result<std::string> Ask(const std::string& role, const std::string& prompt, const std::string& key) = 0;
+};
+
+/// Prompt templates of one target: planner.md, executor.md, fixer.md,
+/// summarizer.md and rules.md, with {{name}} placeholders.
+struct PromptTemplates {
+  std::map<std::string, std::string> text;  ///< by file stem
+  /// Loads `<dir>/{planner,executor,fixer,summarizer,rules}.md`. Errors name the missing file.
+  static Result<PromptTemplates> Load(const std::string& dir);
+};
+
+/// Fills {{name}} placeholders; unknown names are left as they are.
+std::string Render(const std::string& text, const std::map<std::string, std::string>& values);
+
+/// What every prompt for one task says about it.
+struct TaskBrief {
+  std::string task, description, signature, shape, reference, flags, isa;
+  double tolerance = 2e-5;
+};
+
+/// A kernel as the agents see it.
+struct KernelView {
+  std::string code;
+  std::string profile_text;  ///< latency, percent of peak, bound, throughput, counters, vectorization remarks
+};
+
+class Agents {
+ public:
+  Agents(ModelPort& model, PromptTemplates templates, TaskBrief brief);
+
+  /// One plan for `kernel`. An answer without a plan is an Error (recorded by the port).
+  Result<Plan> Propose(const KernelView& kernel, const std::string& lessons, const std::string& key);
+  /// The new kernel's code. An answer without a code block is an Error.
+  Result<std::string> Execute(const KernelView& kernel, const Plan& plan, const std::string& key);
+  /// A repaired kernel from a failing one and its log.
+  Result<std::string> Fix(const std::string& code, const std::string& status, const std::string& log,
+                          const std::string& key);
+  /// A lesson from a slow/fast pair; nullopt for "no optimization found".
+  Result<std::optional<LessonText>> Summarize(const std::string& slow, const std::string& fast, const Plan& plan,
+                                              double speedup, const std::string& key);
+
+ private:
+  std::map<std::string, std::string> Common() const;
+  ModelPort& model_;
+  PromptTemplates templates_;
+  TaskBrief brief_;
+};
+
+}  // namespace accelopt::agents

@@ -1,0 +1,122 @@
+#include "agents/parse.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <vector>
+
+#include "core/hash.h"
+
+namespace accelopt::agents {
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+struct Block {
+  std::string tag, code;
+};
+
+// Complete ``` blocks only: an answer cut off inside a block yields nothing for it.
+std::vector<Block> FencedBlocks(const std::string& answer) {
+  std::vector<Block> blocks;
+  std::istringstream in(answer);
+  std::string line;
+  bool inside = false;
+  Block current;
+  while (std::getline(in, line)) {
+    std::string t = Trim(line);
+    if (!inside && t.rfind("```", 0) == 0) {
+      inside = true;
+      current = {Lower(Trim(t.substr(3))), ""};
+    } else if (inside && t == "```") {
+      inside = false;
+      blocks.push_back(current);
+    } else if (inside) {
+      current.code += line + "\n";
+    }
+  }
+  return blocks;
+}
+
+}  // namespace
+
+std::optional<std::string> ExtractCode(const std::string& answer) {
+  std::vector<Block> blocks = FencedBlocks(answer);
+  const Block* chosen = nullptr;
+  for (const auto& b : blocks)
+    if (b.tag == "cpp" || b.tag == "c++" || b.tag == "cc" || b.tag == "c" || b.tag == "cxx") chosen = &b;
+  if (!chosen)
+    for (const auto& b : blocks)
+      if (!chosen || b.code.size() > chosen->code.size()) chosen = &b;
+  if (!chosen || Trim(chosen->code).empty()) return std::nullopt;
+  return chosen->code;
+}
+
+std::optional<Plan> ParsePlan(const std::string& answer) {
+  std::string text = Trim(answer);
+  if (text.empty()) return std::nullopt;
+  Plan plan;
+  size_t at = text.find("PLAN:");
+  if (at != std::string::npos) text = Trim(text.substr(at + 5));
+  size_t eol = text.find('\n');
+  plan.title = Trim(text.substr(0, eol));
+  plan.details = eol == std::string::npos ? "" : Trim(text.substr(eol + 1));
+  // Markdown emphasis around a title is decoration.
+  while (!plan.title.empty() && (plan.title.front() == '*' || plan.title.front() == '#')) plan.title.erase(0, 1);
+  while (!plan.title.empty() && plan.title.back() == '*') plan.title.pop_back();
+  plan.title = Trim(plan.title);
+  if (plan.title.empty()) return std::nullopt;
+  return plan;
+}
+
+std::optional<LessonText> ParseLesson(const std::string& answer) {
+  std::string text = Trim(answer);
+  if (Lower(text).find("no optimization found") != std::string::npos && text.size() < 80) return std::nullopt;
+  size_t open = text.find("**");
+  if (open == std::string::npos) return std::nullopt;
+  size_t close = text.find("**", open + 2);
+  if (close == std::string::npos) return std::nullopt;
+  LessonText lesson{Trim(text.substr(open + 2, close - open - 2)), text};
+  if (lesson.title.empty()) return std::nullopt;
+  return lesson;
+}
+
+std::string NormalizeCode(const std::string& code) {
+  std::string out;
+  bool space = false;
+  for (size_t i = 0; i < code.size(); ++i) {
+    if (code.compare(i, 2, "//") == 0) {
+      while (i < code.size() && code[i] != '\n') ++i;
+      space = true;
+      continue;
+    }
+    if (code.compare(i, 2, "/*") == 0) {
+      size_t end = code.find("*/", i + 2);
+      i = end == std::string::npos ? code.size() : end + 1;
+      space = true;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(code[i]))) {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += code[i];
+  }
+  return out;
+}
+
+std::string CodeHash(const std::string& code) { return Hex64(Fnv1a64(NormalizeCode(code))); }
+
+}  // namespace accelopt::agents

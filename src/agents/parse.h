@@ -1,0 +1,36 @@
+#pragma once
+/// agents: the LLM roles (planner, executor, fixer, summarizer): prompt
+/// rendering and answer parsing. This header: reading answers.
+
+#include <optional>
+#include <string>
+
+namespace accelopt::agents {
+
+/// The kernel in an answer: among complete fenced code blocks, the last one
+/// tagged cpp/c++/cc/c (or, when none is tagged, the largest block).
+/// nullopt when the answer has no complete block.
+std::optional<std::string> ExtractCode(const std::string& answer);
+
+struct Plan {
+  std::string title;    ///< from `PLAN: <title>`, else the first line
+  std::string details;  ///< the rest
+  std::string Text() const { return details.empty() ? title : title + "\n" + details; }
+};
+/// nullopt for an empty answer.
+std::optional<Plan> ParsePlan(const std::string& answer);
+
+struct LessonText {
+  std::string title;  ///< inside the first **...**
+  std::string text;   ///< the whole lesson
+};
+/// nullopt for "no optimization found" or an answer without a bold title.
+std::optional<LessonText> ParseLesson(const std::string& answer);
+
+/// Code with comments and blank space folded, so trivially different copies
+/// of one kernel hash alike.
+std::string NormalizeCode(const std::string& code);
+/// Hex hash of the normalized code.
+std::string CodeHash(const std::string& code);
+
+}  // namespace accelopt::agents

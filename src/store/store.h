@@ -1,0 +1,106 @@
+#pragma once
+/// store: everything a run produces, recorded as it happens (DESIGN.md section 7).
+///
+/// Runs, LLM calls, evaluations, candidates, per-iteration checkpoints and the
+/// optimization memory's lessons. Each write is durable when the call returns,
+/// so a run killed at any point resumes from what was recorded: a recorded LLM
+/// call or evaluation is looked up by its key and never paid for twice.
+/// Values are JSON documents; the store does not interpret them beyond the
+/// columns named here. Implementations: SQLite (embedded, one file).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/result.h"
+
+namespace accelopt::store {
+
+struct RunInfo {
+  int64_t id = 0;
+  std::string created_at;              ///< ISO-8601 UTC
+  std::string status;                  ///< "running", "finished", "stopped" (budget), "failed"
+  Json config;                         ///< everything needed to resume: tasks, search settings, model config
+  Json summary;                        ///< filled when the run ends (per-task results, cost)
+};
+
+struct CandidateRow {
+  int64_t id = 0;                      ///< assigned by AddCandidate
+  int64_t run_id = 0;
+  std::string task;
+  int iteration = 0;                   ///< 0 = the baseline
+  int64_t parent_id = 0;               ///< 0 = none
+  std::string plan;                    ///< the plan that produced it ("" for the baseline)
+  std::string code;
+  std::string code_hash;               ///< of the normalized code
+  std::string status;                  ///< the profile's status
+  double latency_s = 0;                ///< median, when ok
+  double percent_of_peak = 0;
+  Json profile;                        ///< the whole profile
+};
+
+struct Lesson {
+  int64_t id = 0;                      ///< assigned by AddLesson
+  std::string memory;                  ///< memory name ("shared", a user's name, or "run-<id>" for fresh)
+  std::string task, target;
+  double speedup = 0;                  ///< fast / slow (below 1 for a negative lesson)
+  std::string title;                   ///< the bold title
+  std::string text;                    ///< the whole lesson (title, description, before/after snippet)
+  int64_t run_id = 0, slow_candidate = 0, fast_candidate = 0;  ///< lineage
+  std::string created_at;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Runs.
+  virtual Result<int64_t> CreateRun(const Json& config) = 0;
+  virtual Status SetRunStatus(int64_t run_id, const std::string& status, const Json& summary) = 0;
+  virtual Result<std::optional<RunInfo>> GetRun(int64_t run_id) = 0;
+  /// Newest first.
+  virtual Result<std::vector<RunInfo>> ListRuns() = 0;
+
+  // LLM calls, by a key the caller derives from everything that determines the request.
+  virtual Result<std::optional<Json>> GetLlmCall(const std::string& key) = 0;
+  virtual Status PutLlmCall(const std::string& key, int64_t run_id, const std::string& role, const Json& record) = 0;
+  /// All calls of a run, in the order they were recorded.
+  virtual Result<std::vector<Json>> ListLlmCalls(int64_t run_id) = 0;
+
+  // Evaluations, by a key derived from the task, shape and normalized code.
+  virtual Result<std::optional<Json>> GetEvaluation(const std::string& key) = 0;
+  virtual Status PutEvaluation(const std::string& key, int64_t run_id, const std::string& task, const Json& profile) = 0;
+
+  // Candidates.
+  virtual Result<int64_t> AddCandidate(const CandidateRow& row) = 0;
+  virtual Result<std::optional<CandidateRow>> GetCandidate(int64_t id) = 0;
+  /// A run's candidates for one task ("" = all tasks), in insertion order.
+  virtual Result<std::vector<CandidateRow>> ListCandidates(int64_t run_id, const std::string& task) = 0;
+
+  // Checkpoints: the search state after each finished iteration of a task.
+  virtual Status PutIteration(int64_t run_id, const std::string& task, int iteration, const Json& state) = 0;
+  /// The latest checkpoint: (iteration, state), or nullopt when none.
+  virtual Result<std::optional<std::pair<int, Json>>> LatestIteration(int64_t run_id, const std::string& task) = 0;
+
+  // Optimization memory.
+  virtual Result<int64_t> AddLesson(const Lesson& lesson) = 0;
+  /// Newest first; at most `limit` (0 = all).
+  virtual Result<std::vector<Lesson>> ListLessons(const std::string& memory, int limit) = 0;
+  virtual Result<std::optional<Lesson>> GetLesson(int64_t id) = 0;
+  /// Memory names with their lesson counts.
+  virtual Result<std::vector<std::pair<std::string, int>>> ListMemories() = 0;
+};
+
+struct SqliteOptions {
+  std::string path = "accelopt.db";   ///< created with its schema when missing
+  int busy_timeout_ms = 5000;          ///< wait this long for another writer
+};
+
+/// Opens (or creates) the database and migrates its schema. Thread-safe: calls
+/// are serialized. Errors name the file.
+Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options);
+
+}  // namespace accelopt::store
