@@ -57,6 +57,8 @@ void RegisterEval(CLI::App& app);
 void RegisterCalibrate(CLI::App& app);
 void RegisterBench(CLI::App& app);
 void RegisterLlm(CLI::App& app);
+void RegisterOptimize(CLI::App& app);
+void RegisterStoreCommands(CLI::App& app);
 
 }  // namespace accelopt::cli
 

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   accelopt::cli::RegisterCalibrate(app);
   accelopt::cli::RegisterBench(app);
   accelopt::cli::RegisterLlm(app);
+  accelopt::cli::RegisterOptimize(app);
+  accelopt::cli::RegisterStoreCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -72,3 +72,74 @@ Json Profile::ToJson() const {
 }
 
 }  // namespace accelopt::eval
+
+namespace accelopt::eval {
+
+namespace {
+
+double NumberOr(const Json& j, const char* key, double fallback) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+}
+
+}  // namespace
+
+Result<Profile> ProfileFromJson(const Json& j) {
+  Profile p;
+  try {
+    p.task = j.at("task");
+    p.shape = j.at("shape");
+    p.target = j.value("target", "cpu");
+    std::string status = j.at("status");
+    bool known = false;
+    for (Verdict v : {Verdict::kOk, Verdict::kCompileError, Verdict::kRuntimeError, Verdict::kTimeout,
+                      Verdict::kResourceLimit, Verdict::kWrongAnswer})
+      if (status == VerdictName(v)) p.status = v, known = true;
+    if (!known) return Error{"profile: unknown status '" + status + "'"};
+    p.message = j.value("message", "");
+    p.phase = j.value("phase", "");
+    p.run_log = j.value("run_log", "");
+    if (j.contains("compile")) {
+      const Json& c = j["compile"];
+      p.compile_seconds = NumberOr(c, "seconds", 0);
+      p.compile_cached = c.value("cached", false);
+      p.compile_log = c.value("log", "");
+      p.vectorization_report = c.value("vectorization_report", "");
+    }
+    p.seeds = j.value("seeds", 0);
+    p.tolerance = NumberOr(j, "tolerance", 0);
+    p.wall_seconds = NumberOr(j, "wall_seconds", 0);
+    p.kernel_seconds = NumberOr(j, "kernel_seconds", 0);
+    if (j.contains("errors")) {
+      const Json& e = j["errors"];
+      p.errors = ErrorStats{NumberOr(e, "rel_l2", INFINITY), NumberOr(e, "max_abs", INFINITY),
+                            e.value("nan_count", size_t{0}), e.value("inf_count", size_t{0}),
+                            e.value("elements", size_t{0})};
+    }
+    if (j.contains("latency")) {
+      const Json& l = j["latency"];
+      p.latency = LatencyStats{l.at("median_s"), l.at("min_s"), l.at("max_s"), l.at("mean_s"), l.at("spread"),
+                               l.at("calls"), l.at("series")};
+    }
+    if (j.contains("counters") && j["counters"].contains("cycles")) {
+      p.counters.available = true;
+      p.counters.cycles = NumberOr(j["counters"], "cycles", 0);
+      p.counters.instructions = NumberOr(j["counters"], "instructions", 0);
+      p.counters.cache_misses = NumberOr(j["counters"], "cache_misses", 0);
+    } else if (j.contains("counters")) {
+      p.counters.unavailable_reason = j["counters"].value("unavailable", "");
+    }
+    if (j.contains("score")) {
+      const Json& s = j["score"];
+      p.bound = s.value("bound", "");
+      p.roofline_seconds = NumberOr(s, "roofline_seconds", 0);
+      p.percent_of_peak = NumberOr(s, "percent_of_peak", 0);
+      p.achieved_gbs = NumberOr(s, "achieved_gbs", 0);
+      p.achieved_gflops = NumberOr(s, "achieved_gflops", 0);
+    }
+  } catch (const Json::exception& e) {
+    return Error{std::string("profile: ") + e.what()};
+  }
+  return p;
+}
+
+}  // namespace accelopt::eval

@@ -53,3 +53,10 @@ struct Profile {
 };
 
 }  // namespace accelopt::eval
+
+namespace accelopt::eval {
+
+/// Reads back what Profile::ToJson wrote. Errors name the missing field.
+Result<Profile> ProfileFromJson(const Json& j);
+
+}  // namespace accelopt::eval

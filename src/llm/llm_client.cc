@@ -238,6 +238,14 @@ void LlmClient::AddListener(std::function<void(const CallRecord&)> listener) {
   listeners_.push_back(std::move(listener));
 }
 
+std::optional<std::string> LlmClient::BudgetSpent() const {
+  std::lock_guard lock(mu_);
+  if (budget_.wall_seconds && SecondsSince(created_) >= *budget_.wall_seconds) return "wall-time budget spent";
+  if (budget_.tokens && totals_.input_tokens + totals_.output_tokens >= *budget_.tokens) return "token budget spent";
+  if (budget_.usd && totals_.cost_usd >= *budget_.usd) return "money budget spent";
+  return std::nullopt;
+}
+
 Totals LlmClient::totals() const {
   std::lock_guard lock(mu_);
   return totals_;

@@ -98,6 +98,8 @@ class LlmClient {
 
   Totals totals() const;
   std::vector<CallRecord> records() const;
+  /// Why no new call would start now (a spent budget), or nullopt.
+  std::optional<std::string> BudgetSpent() const;
   /// The backend and model serving a role; Error for an unknown role.
   Result<std::pair<std::string, std::string>> Describe(const std::string& agent_role) const;
 

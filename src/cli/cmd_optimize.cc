@@ -1,0 +1,285 @@
+// accelopt optimize / resume: the self-improving loop over one or more tasks.
+
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "cli/common.h"
+#include "cli/llm_setup.h"
+#include "cli/run_support.h"
+#include "core/paths.h"
+
+namespace accelopt::cli {
+namespace {
+
+constexpr const char* kDemoTasks[] = {"silu", "matmul", "rmsnorm_matmul"};
+
+struct OptimizeFlags {
+  std::vector<std::string> tasks;
+  search::SearchOptions search;
+  std::string memory = "shared";
+  std::string db = "accelopt.db";
+  std::string shape = "bench";
+  bool demo = false;
+  LlmFlags llm;
+  EvalFlags eval;
+  CommonFlags common;
+};
+
+Json ToJson(const OptimizeFlags& f) {
+  const auto& s = f.search;
+  const auto& o = f.llm.override_;
+  return {{"tasks", f.tasks},
+          {"memory", f.memory},
+          {"shape", f.shape},
+          {"demo", f.demo},
+          {"suite", f.common.suite_dir},
+          {"search",
+           {{"iterations", s.iterations}, {"plans", s.plans}, {"beam", s.beam}, {"samples", s.samples},
+            {"top_k", s.top_k}, {"memory_capacity", s.memory_capacity}, {"max_threshold", s.max_threshold},
+            {"min_threshold", s.min_threshold}, {"fix_rounds", s.fix_rounds}, {"llm_parallelism", s.llm_parallelism}}},
+          {"llm",
+           {{"config", ConfigPathFor(f.llm)}, {"kind", o.kind}, {"base_url", o.base_url}, {"model", o.model},
+            {"api_key_env", o.api_key_env}, {"scripted", o.scripted_path}, {"exchange", o.exchange_dir}}},
+          {"eval", {{"seeds", f.eval.seeds}, {"timeout", f.eval.timeout}, {"cpus", f.eval.cpus}}}};
+}
+
+OptimizeFlags FromJson(const Json& j) {
+  OptimizeFlags f;
+  f.tasks = j.at("tasks").get<std::vector<std::string>>();
+  f.memory = j.at("memory");
+  f.shape = j.at("shape");
+  f.demo = j.value("demo", false);
+  f.common.suite_dir = j.value("suite", "");
+  const Json& s = j.at("search");
+  f.search = {s.at("iterations"), s.at("plans"),         s.at("beam"),          s.at("samples"),
+              s.at("top_k"),      s.at("memory_capacity"), s.at("max_threshold"), s.at("min_threshold"),
+              s.at("fix_rounds"), s.at("llm_parallelism")};
+  const Json& l = j.at("llm");
+  f.llm.config_path = l.value("config", "");
+  f.llm.override_.kind = l.value("kind", "");
+  f.llm.override_.base_url = l.value("base_url", "");
+  f.llm.override_.model = l.value("model", "");
+  f.llm.override_.api_key_env = l.value("api_key_env", "");
+  f.llm.override_.scripted_path = l.value("scripted", "");
+  f.llm.override_.exchange_dir = l.value("exchange", "");
+  f.eval.seeds = j.at("eval").value("seeds", 3);
+  f.eval.timeout = j.at("eval").value("timeout", 60.0);
+  f.eval.cpus = j.at("eval").value("cpus", std::vector<int>{});
+  return f;
+}
+
+void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
+  auto& s = f.search;
+  cmd.add_option("--iterations,-I", s.iterations, "search iterations")->check(CLI::PositiveNumber);
+  cmd.add_option("--plans,-N", s.plans, "plans per beam kernel per iteration")->check(CLI::PositiveNumber);
+  cmd.add_option("--beam,-B", s.beam, "beam width")->check(CLI::PositiveNumber);
+  cmd.add_option("--samples,-K", s.samples, "executor samples per plan")->check(CLI::PositiveNumber);
+  cmd.add_option("--top-k", s.top_k, "lesson pairs summarized per iteration")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--memory-capacity", s.memory_capacity, "lessons kept in the memory (ExpN)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--max-threshold", s.max_threshold, "speedup above which a pair becomes a lesson");
+  cmd.add_option("--min-threshold", s.min_threshold, "a pair slower than 1/this becomes a negative lesson");
+  cmd.add_option("--fix-rounds,-R", s.fix_rounds, "fixer rounds for a failing candidate (0 disables)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--llm-parallelism", s.llm_parallelism, "agent calls in flight at once")->check(CLI::PositiveNumber);
+  cmd.add_option("--memory", f.memory, "lessons to start from and add to: fresh, shared, or a name");
+  cmd.add_option("--db", f.db, "the store (SQLite file)");
+  cmd.add_option("--shape", f.shape, "shape to optimize: bench or test");
+  AddSuiteFlag(cmd, f.common);
+  AddEvalFlags(cmd, f.eval);
+  AddLlmFlags(cmd, f.llm);
+}
+
+// The recorded demo: three tasks, a small search, answers from the recording.
+void UseDemo(OptimizeFlags& f) {
+  f.demo = true;
+  if (f.tasks.empty()) f.tasks.assign(std::begin(kDemoTasks), std::end(kDemoTasks));
+  f.llm.override_ = llm::ModelOverride{};
+  f.llm.override_.scripted_path = ProjectDataPath("demo/recording.jsonl");
+  f.search.iterations = 2;
+  f.search.plans = 2;
+  f.search.beam = 1;
+  f.search.samples = 1;
+  f.search.fix_rounds = 0;
+}
+
+struct TaskResult {
+  std::string task;
+  search::Candidate baseline, best;
+  double cost = 0;
+  long unknown_cost_calls = 0;
+  std::string stopped;
+};
+
+std::string MemoryNameFor(const OptimizeFlags& f, int64_t run_id) {
+  return f.memory == "fresh" ? "run-" + std::to_string(run_id) : f.memory;
+}
+
+Result<TaskResult> OptimizeTask(const OptimizeFlags& f, const suite::Task& task, int64_t run_id, store::Store& db,
+                                llm::LlmClient& client, targets::Target& target) {
+  StoreEvaluator evaluator(db, target, task, f.shape, run_id);
+  StoreModelPort port(db, client, run_id, task.name);
+  auto templates = agents::PromptTemplates::Load(ProjectDataPath("prompts/cpu"));
+  if (!templates) return templates.error();
+  agents::Agents agents(port, *templates, BriefFor(task, f.shape));
+  std::string memory_name = MemoryNameFor(f, run_id);
+  RunRecorder recorder(db, client, run_id, task.name, memory_name, f.search.iterations);
+
+  TaskResult result{task.name};
+  search::SearchState state;
+  auto checkpoint = db.LatestIteration(run_id, task.name);
+  if (!checkpoint) return checkpoint.error();
+  auto candidates = db.ListCandidates(run_id, task.name);
+  if (!candidates) return candidates.error();
+  for (const auto& row : *candidates)
+    if (row.iteration == 0) {
+      auto profile = eval::ProfileFromJson(row.profile);
+      if (!profile) return profile.error();
+      result.baseline = {row.id, 0, 0, "", "", row.code, row.code_hash, *profile};
+    }
+  if (*checkpoint) {
+    auto restored = StateFromJson((*checkpoint)->second);
+    if (!restored) return restored.error();
+    state = *restored;
+    fmt::print(stderr, "[{}] resuming after iteration {}\n", task.name, state.completed_iterations);
+  } else {
+    if (result.baseline.id == 0) {
+      auto code = ReadFile(task.baseline_path());
+      if (!code) return code.error();
+      fmt::print(stderr, "[{}] evaluating the baseline...\n", task.name);
+      auto profile = evaluator.EvaluateOne(*code);
+      if (!profile) return profile.error();
+      result.baseline = {0, 0, 0, "", "", *code, agents::CodeHash(*code), *profile};
+      recorder.OnCandidate(result.baseline);
+    }
+    if (!result.baseline.ok())
+      return Error{"the baseline of task '" + task.name + "' is not ok: " + result.baseline.profile.message};
+    state.beam = {result.baseline};
+    auto lessons = db.ListLessons(memory_name, f.search.memory_capacity);
+    if (!lessons) return lessons.error();
+    for (const auto& l : *lessons) state.memory.push_back({l.id, l.task, l.speedup, l.title, l.text});
+    if (!state.memory.empty())
+      fmt::print(stderr, "[{}] starting with {} lessons from memory '{}'\n", task.name, state.memory.size(),
+                 memory_name);
+  }
+  state.baseline = result.baseline;
+  state.best = state.beam.front();
+  search::RunBeamSearch(agents, evaluator, state, f.search, recorder, "run" + std::to_string(run_id) + "/" + task.name);
+  result.stopped = recorder.stop_reason();
+
+  // The best correct candidate this run evaluated for the task.
+  auto all = db.ListCandidates(run_id, task.name);
+  if (!all) return all.error();
+  result.best = result.baseline;
+  for (const auto& row : *all)
+    if (row.status == "ok" && row.latency_s > 0 && row.latency_s < result.best.latency()) {
+      auto profile = eval::ProfileFromJson(row.profile);
+      if (profile) result.best = {row.id, row.iteration, row.parent_id, "", row.plan, row.code, row.code_hash, *profile};
+    }
+  auto calls = db.ListLlmCalls(run_id);
+  if (!calls) return calls.error();
+  for (const auto& c : *calls)
+    if (c.value("task", "") == task.name) {
+      if (c.contains("cost_usd") && c["cost_usd"].is_number()) result.cost += c["cost_usd"].get<double>();
+      else if (c.value("error", "").empty()) ++result.unknown_cost_calls;
+    }
+  return result;
+}
+
+void PrintResults(const std::vector<TaskResult>& results, int64_t run_id) {
+  fmt::print("\n{:<18} {:>12} {:>12} {:>9} {:>14} {:>14} {:>12}\n", "task", "baseline", "best", "speedup",
+             "% peak before", "% peak after", "LLM cost");
+  for (const auto& r : results) {
+    std::string cost = fmt::format("${:.4f}", r.cost) + (r.unknown_cost_calls ? "+?" : "");
+    double speedup = r.best.ok() && r.baseline.ok() ? r.baseline.latency() / r.best.latency() : 0;
+    fmt::print("{:<18} {:>12} {:>12} {:>8.2f}x {:>13.2f}% {:>13.2f}% {:>12}\n", r.task,
+               FormatSeconds(r.baseline.latency()), FormatSeconds(r.best.latency()), speedup,
+               r.baseline.profile.percent_of_peak, r.best.profile.percent_of_peak, cost);
+    if (!r.stopped.empty()) fmt::print("  {} stopped early: {}\n", r.task, r.stopped);
+  }
+  fmt::print("\nrun {}: `accelopt show {}` for the best kernels and the plans that led to them\n", run_id, run_id);
+}
+
+void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db) {
+  auto tasks = LoadSuiteOrExit(f.common.suite_dir);
+  auto selected = SelectTasks(tasks, f.tasks);
+  llm::LlmConfig config = LlmConfigFor(f.llm);
+  if (!config.configured()) throw Exit{kExitError, HowToConfigure()};
+  auto client = llm::BuildLlmClient(config);
+  if (!client) throw Exit{kExitError, client.error().message};
+  auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true, false);
+  auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, f.eval));
+  std::vector<TaskResult> results;
+  Json summary = Json::array();
+  for (const suite::Task* task : selected) {
+    auto r = OptimizeTask(f, *task, run_id, db, **client, *target);
+    if (!r) {
+      db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
+      throw Exit{kExitError, r.error().message + fmt::format("\n(run {} can be resumed with `accelopt resume {}`)",
+                                                             run_id, run_id)};
+    }
+    results.push_back(*r);
+    summary.push_back({{"task", r->task}, {"baseline_s", r->baseline.latency()}, {"best_s", r->best.latency()},
+                       {"best_candidate", r->best.id}, {"percent_before", r->baseline.profile.percent_of_peak},
+                       {"percent_after", r->best.profile.percent_of_peak}, {"cost_usd", r->cost},
+                       {"unknown_cost_calls", r->unknown_cost_calls}, {"stopped", r->stopped}});
+  }
+  bool stopped = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.stopped.empty(); });
+  db.SetRunStatus(run_id, stopped ? "stopped" : "finished", summary);
+  PrintResults(results, run_id);
+}
+
+std::unique_ptr<store::Store> OpenDb(const std::string& path) {
+  auto db = store::OpenSqliteStore({path});
+  if (!db) throw Exit{kExitError, db.error().message};
+  return std::move(*db);
+}
+
+}  // namespace
+
+void RegisterOptimize(CLI::App& app) {
+  auto* cmd = app.add_subcommand("optimize",
+      "optimize tasks with the LLM agents: beam search, lessons in a persistent memory, everything recorded\n"
+      "without tasks and without a configured model: the recorded offline demo");
+  static OptimizeFlags flags;
+  cmd->add_option("TASK", flags.tasks, "tasks to optimize (see `accelopt tasks`)");
+  cmd->add_flag("--demo", flags.demo, "replay the recorded demo (silu, matmul, rmsnorm_matmul) instead of a live model");
+  AddSearchFlags(*cmd, flags);
+  cmd->callback([] {
+    OptimizeFlags& f = flags;
+    if (!f.demo && f.tasks.empty()) {
+      if (LlmConfigFor(f.llm).configured()) throw Exit{kExitError, "name the tasks to optimize (see `accelopt tasks`)"};
+      fmt::print(stderr,
+                 "No language model is configured: running the recorded demo (answers replayed from "
+                 "demo/recording.jsonl; every figure is measured now). Configure a model with --base-url/--model or "
+                 "accelopt.yaml, see docs/llm.md.\n");
+      f.demo = true;
+    }
+    if (f.demo) UseDemo(f);
+    auto db = OpenDb(f.db);
+    auto run_id = db->CreateRun(ToJson(f));
+    if (!run_id) throw Exit{kExitError, run_id.error().message};
+    fmt::print(stderr, "run {} (store {})\n", *run_id, f.db);
+    Execute(f, *run_id, *db);
+  });
+
+  auto* resume = app.add_subcommand("resume", "continue a run that was stopped or killed, without redoing what it recorded");
+  static int64_t run = 0;
+  static std::string db_path = "accelopt.db";
+  resume->add_option("RUN", run, "run id (see `accelopt runs`)")->required();
+  resume->add_option("--db", db_path, "the store (SQLite file)");
+  resume->callback([] {
+    auto db = OpenDb(db_path);
+    auto info = db->GetRun(run);
+    if (!info) throw Exit{kExitError, info.error().message};
+    if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db_path)};
+    OptimizeFlags f = FromJson((**info).config);
+    f.db = db_path;
+    db->SetRunStatus(run, "running", Json::object());
+    fmt::print(stderr, "resuming run {} ({} task(s))\n", run, f.tasks.size());
+    Execute(f, run, *db);
+  });
+}
+
+}  // namespace accelopt::cli

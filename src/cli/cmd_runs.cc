@@ -1,0 +1,180 @@
+// accelopt runs / show / memory: what the store holds.
+
+#include <fmt/core.h>
+
+#include <map>
+
+#include "cli/common.h"
+#include "core/json_io.h"
+#include "store/store.h"
+
+namespace accelopt::cli {
+namespace {
+
+std::unique_ptr<store::Store> Open(const std::string& path) {
+  auto db = store::OpenSqliteStore({path});
+  if (!db) throw Exit{kExitError, db.error().message};
+  return std::move(*db);
+}
+
+template <typename T>
+T Must(Result<T> r) {
+  if (!r) throw Exit{kExitError, r.error().message};
+  return std::move(*r);
+}
+
+void RegisterRuns(CLI::App& app) {
+  auto* cmd = app.add_subcommand("runs", "list the runs in the store");
+  static std::string db = "accelopt.db";
+  static bool json = false;
+  cmd->add_option("--db", db, "the store (SQLite file)");
+  cmd->add_flag("--json", json, "print JSON");
+  cmd->callback([] {
+    auto runs = Must(Open(db)->ListRuns());
+    if (json) {
+      Json out = Json::array();
+      for (const auto& r : runs)
+        out.push_back({{"id", r.id}, {"created_at", r.created_at}, {"status", r.status}, {"config", r.config},
+                       {"summary", r.summary}});
+      fmt::print("{}\n", out.dump(2));
+      return;
+    }
+    fmt::print("{:>4}  {:<20}  {:<9}  {}\n", "run", "created", "status", "tasks: speedup");
+    for (const auto& r : runs) {
+      std::string tasks;
+      if (r.summary.is_array())
+        for (const auto& t : r.summary)
+          if (t.value("best_s", 0.0) > 0)
+            tasks += fmt::format("{}: {:.2f}x  ", t.value("task", ""), t.value("baseline_s", 0.0) / t["best_s"].get<double>());
+      if (tasks.empty() && r.config.contains("tasks"))
+        for (const auto& t : r.config["tasks"]) tasks += t.get<std::string>() + "  ";
+      fmt::print("{:>4}  {:<20}  {:<9}  {}\n", r.id, r.created_at, r.status, tasks);
+    }
+  });
+}
+
+void RegisterShow(CLI::App& app) {
+  auto* cmd = app.add_subcommand("show", "a run's best kernel per task and the lineage of plans that led to it");
+  static std::string db = "accelopt.db";
+  static int64_t run = 0;
+  static bool code = true;
+  cmd->add_option("RUN", run, "run id")->required();
+  cmd->add_option("--db", db, "the store (SQLite file)");
+  cmd->add_flag("!--no-code", code, "do not print the best kernels' code");
+  cmd->callback([] {
+    auto store = Open(db);
+    auto info = Must(store->GetRun(run));
+    if (!info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db)};
+    fmt::print("run {} ({}, {})\n", info->id, info->created_at, info->status);
+    auto candidates = Must(store->ListCandidates(run, ""));
+    std::map<int64_t, const store::CandidateRow*> by_id;
+    std::map<std::string, const store::CandidateRow*> best;
+    for (const auto& c : candidates) {
+      by_id[c.id] = &c;
+      if (c.status == "ok" && (!best.count(c.task) || c.latency_s < best[c.task]->latency_s)) best[c.task] = &c;
+    }
+    for (const auto& [task, b] : best) {
+      std::vector<const store::CandidateRow*> chain;
+      for (const store::CandidateRow* c = b; c; c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
+        chain.push_back(c);
+      fmt::print("\n== {}: best candidate {} ({:.6g} s, {:.2f}% of peak)\n", task, b->id, b->latency_s, b->percent_of_peak);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        const auto* c = *it;
+        std::string plan = c->plan.empty() ? "(baseline)" : c->plan.substr(0, c->plan.find('\n'));
+        fmt::print("  iteration {:>2}  candidate {:>4}  {:>12.6g} s  {:>7.2f}%  {}\n", c->iteration, c->id, c->latency_s,
+                   c->percent_of_peak, plan);
+      }
+      if (code) fmt::print("\n{}\n", b->code);
+    }
+    auto calls = Must(store->ListLlmCalls(run));
+    long in = 0, out = 0;
+    double cost = 0;
+    for (const auto& c : calls) {
+      in += c["usage"].value("input_tokens", 0L);
+      out += c["usage"].value("output_tokens", 0L);
+      if (c["cost_usd"].is_number()) cost += c["cost_usd"].get<double>();
+    }
+    fmt::print("\n{} LLM calls, {} tokens in, {} out, ${:.4f} (priced calls)\n", calls.size(), in, out, cost);
+  });
+}
+
+Json LessonJson(const store::Lesson& l) {
+  return {{"id", l.id},         {"memory", l.memory}, {"task", l.task},           {"target", l.target},
+          {"speedup", l.speedup}, {"title", l.title}, {"text", l.text},           {"run_id", l.run_id},
+          {"slow_candidate", l.slow_candidate}, {"fast_candidate", l.fast_candidate}, {"created_at", l.created_at}};
+}
+
+void RegisterMemory(CLI::App& app) {
+  auto* cmd = app.add_subcommand("memory", "the optimization memory: list, show, export, import lessons");
+  cmd->require_subcommand(1);
+  static std::string db = "accelopt.db", name = "shared", file;
+  static int64_t id = 0;
+  auto* list = cmd->add_subcommand("list", "memories and their lessons, newest first");
+  list->add_option("--db", db, "the store (SQLite file)");
+  list->callback([] {
+    auto store = Open(db);
+    for (const auto& [memory, count] : Must(store->ListMemories())) {
+      fmt::print("{} ({} lessons)\n", memory, count);
+      for (const auto& l : Must(store->ListLessons(memory, 0)))
+        fmt::print("  {:>4}  {:>6.2f}x  {:<16} {}\n", l.id, l.speedup, l.task, l.title);
+    }
+  });
+  auto* show = cmd->add_subcommand("show", "one lesson in full");
+  show->add_option("ID", id, "lesson id")->required();
+  show->add_option("--db", db, "the store (SQLite file)");
+  show->callback([] {
+    auto lesson = Must(Open(db)->GetLesson(id));
+    if (!lesson) throw Exit{kExitError, fmt::format("no lesson {}", id)};
+    fmt::print("lesson {} in memory '{}': task {}, {:.2f}x, run {} (candidates {} -> {})\n\n{}\n", lesson->id,
+               lesson->memory, lesson->task, lesson->speedup, lesson->run_id, lesson->slow_candidate,
+               lesson->fast_candidate, lesson->text);
+  });
+  auto* exp = cmd->add_subcommand("export", "write a memory's lessons as JSON");
+  exp->add_option("--memory", name, "memory name");
+  exp->add_option("--db", db, "the store (SQLite file)");
+  exp->add_option("FILE", file, "output file (default: stdout)");
+  exp->callback([] {
+    Json out = Json::array();
+    for (const auto& l : Must(Open(db)->ListLessons(name, 0))) out.push_back(LessonJson(l));
+    if (file.empty()) fmt::print("{}\n", out.dump(2));
+    else if (auto s = WriteJsonFile(file, out); !s) throw Exit{kExitError, s.error().message};
+  });
+  auto* imp = cmd->add_subcommand("import", "add lessons from an exported JSON file to a memory");
+  imp->add_option("FILE", file, "exported lessons")->required();
+  imp->add_option("--memory", name, "memory to add them to");
+  imp->add_option("--db", db, "the store (SQLite file)");
+  imp->callback([] {
+    auto json = ReadJsonFile(file);
+    if (!json) throw Exit{kExitError, json.error().message};
+    if (!json->is_array()) throw Exit{kExitError, file + ": expected a JSON array of lessons"};
+    auto store = Open(db);
+    int added = 0;
+    // Oldest first, so the newest stays newest.
+    for (auto it = json->rbegin(); it != json->rend(); ++it) {
+      store::Lesson l;
+      try {
+        l.memory = name;
+        l.task = it->at("task");
+        l.target = it->value("target", "cpu");
+        l.speedup = it->at("speedup");
+        l.title = it->at("title");
+        l.text = it->at("text");
+      } catch (const Json::exception& e) {
+        throw Exit{kExitError, file + ": lesson " + std::to_string(added + 1) + ": " + e.what()};
+      }
+      Must(store->AddLesson(l));
+      ++added;
+    }
+    fmt::print("imported {} lessons into memory '{}'\n", added, name);
+  });
+}
+
+}  // namespace
+
+void RegisterStoreCommands(CLI::App& app) {
+  RegisterRuns(app);
+  RegisterShow(app);
+  RegisterMemory(app);
+}
+
+}  // namespace accelopt::cli

@@ -1,0 +1,82 @@
+#pragma once
+/// What `optimize` and `resume` wire together: the store-backed model port
+/// and evaluator (so a resumed run pays for nothing twice) and the listener
+/// that records the search as it goes and shows progress.
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "agents/agents.h"
+#include "llm/llm_client.h"
+#include "search/beam_search.h"
+#include "store/store.h"
+#include "targets/target.h"
+
+namespace accelopt::cli {
+
+/// Answers a request key from the store when it was answered before;
+/// otherwise asks the client and stores the answer before returning it.
+class StoreModelPort : public agents::ModelPort {
+ public:
+  StoreModelPort(store::Store& store, llm::LlmClient& client, int64_t run_id, std::string task);
+  Result<std::string> Ask(const std::string& role, const std::string& prompt, const std::string& key) override;
+  int replayed() const { return replayed_; }
+
+ private:
+  store::Store& store_;
+  llm::LlmClient& client_;
+  int64_t run_id_;
+  std::string task_;
+  std::atomic<int> replayed_{0};
+};
+
+/// Evaluates on a target, remembering each profile in the store by task,
+/// shape and normalized code, so nothing is evaluated twice in a run.
+class StoreEvaluator : public search::CandidateEvaluator {
+ public:
+  StoreEvaluator(store::Store& store, targets::Target& target, const suite::Task& task, std::string shape,
+                 int64_t run_id);
+  std::vector<Result<eval::Profile>> Evaluate(const std::vector<std::string>& codes) override;
+  Result<eval::Profile> EvaluateOne(const std::string& code);
+
+ private:
+  store::Store& store_;
+  targets::Target& target_;
+  const suite::Task& task_;
+  std::string shape_;
+  int64_t run_id_;
+};
+
+/// Records candidates, lessons and checkpoints; prints progress to stderr.
+class RunRecorder : public search::SearchListener {
+ public:
+  RunRecorder(store::Store& store, llm::LlmClient& client, int64_t run_id, std::string task, std::string memory_name,
+              int iterations);
+  void OnCandidate(search::Candidate& candidate) override;
+  void OnLesson(memory::MemoryLesson& lesson, const search::Candidate& slow, const search::Candidate& fast) override;
+  void OnAgentFailure(const std::string& role, const std::string& message) override;
+  void OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) override;
+  void OnIteration(int iteration, const std::vector<search::Candidate>& beam,
+                   const memory::OptimizationMemory& memory) override;
+  bool ShouldStop() override;
+  /// Why the search stopped early ("" when it did not).
+  const std::string& stop_reason() const { return stop_reason_; }
+
+ private:
+  store::Store& store_;
+  llm::LlmClient& client_;
+  int64_t run_id_;
+  std::string task_, memory_name_;
+  int iterations_;
+  std::string stop_reason_;
+};
+
+/// The search state as a checkpoint, and back.
+Json StateToJson(const search::SearchState& state);
+Result<search::SearchState> StateFromJson(const Json& j);
+
+/// What every prompt says about the task: its signature, shape, reference, flags.
+agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape);
+
+}  // namespace accelopt::cli

@@ -1,0 +1,316 @@
+#include "search/beam_search.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <future>
+#include <map>
+#include <set>
+
+#include "search/selection.h"
+
+namespace accelopt::search {
+
+Json ToJson(const Candidate& c) {
+  return {{"id", c.id},     {"iteration", c.iteration}, {"parent_id", c.parent_id}, {"parent_hash", c.parent_hash},
+          {"plan", c.plan}, {"code", c.code},           {"hash", c.hash},           {"profile", c.profile.ToJson()}};
+}
+
+Result<Candidate> CandidateFromJson(const Json& j) {
+  Candidate c;
+  try {
+    c.id = j.at("id");
+    c.iteration = j.at("iteration");
+    c.parent_id = j.at("parent_id");
+    c.parent_hash = j.value("parent_hash", "");
+    c.plan = j.at("plan");
+    c.code = j.at("code");
+    c.hash = j.at("hash");
+  } catch (const Json::exception& e) {
+    return Error{std::string("candidate: ") + e.what()};
+  }
+  auto profile = eval::ProfileFromJson(j.at("profile"));
+  if (!profile) return profile.error();
+  c.profile = *profile;
+  return c;
+}
+
+std::string ProfileText(const eval::Profile& p) {
+  char line[512];
+  std::string out = std::string("status: ") + eval::VerdictName(p.status) + " (" + p.message + ")\n";
+  if (p.latency) {
+    std::snprintf(line, sizeof line,
+                  "median latency: %.6g s (spread %.2f%%)\npercent of peak: %.2f%% (%s-bound; roofline time %.6g s)\n"
+                  "achieved: %.2f GB/s, %.2f GFLOP/s\n",
+                  p.latency->median_s, 100 * p.latency->spread, p.percent_of_peak, p.bound.c_str(),
+                  p.roofline_seconds, p.achieved_gbs, p.achieved_gflops);
+    out += line;
+  }
+  if (p.counters.available) {
+    std::snprintf(line, sizeof line, "per call: %.3g cycles, %.3g instructions, %.3g cache misses\n", p.counters.cycles,
+                  p.counters.instructions, p.counters.cache_misses);
+    out += line;
+  }
+  if (!p.vectorization_report.empty()) {
+    std::string remarks = p.vectorization_report.substr(0, 2000);
+    out += "compiler vectorization remarks:\n" + remarks;
+  }
+  return out;
+}
+
+namespace {
+
+// Runs fn(i) for i in [0, n) with at most `parallel` in flight, in order of i.
+template <typename Fn>
+void ParallelFor(size_t n, int parallel, Fn fn) {
+  std::vector<std::future<void>> running;
+  for (size_t i = 0; i < n; ++i) {
+    if (running.size() >= static_cast<size_t>(std::max(1, parallel))) {
+      running.front().get();
+      running.erase(running.begin());
+    }
+    running.push_back(std::async(std::launch::async, fn, i));
+  }
+  for (auto& f : running) f.get();
+}
+
+// One (beam kernel, plan) of an iteration and its samples.
+struct Proposal {
+  size_t parent;  // index into the beam
+  agents::Plan plan;
+  bool planned = false;
+  std::vector<Candidate> samples;
+};
+
+bool Failing(const Candidate& c) {
+  using eval::Verdict;
+  return c.profile.status == Verdict::kCompileError || c.profile.status == Verdict::kRuntimeError ||
+         c.profile.status == Verdict::kWrongAnswer;
+}
+
+std::string FailureLog(const Candidate& c) {
+  std::string log = c.profile.message + "\n";
+  if (c.profile.status == eval::Verdict::kCompileError) log += c.profile.compile_log;
+  else log += "phase: " + c.profile.phase + "\n" + c.profile.run_log;
+  return log;
+}
+
+class Iteration {
+ public:
+  Iteration(agents::Agents& agents, CandidateEvaluator& evaluator, const SearchOptions& options,
+            SearchListener& listener, const std::string& key, int number, SearchState& state,
+            memory::OptimizationMemory& memory)
+      : agents_(agents),
+        evaluator_(evaluator),
+        options_(options),
+        listener_(listener),
+        key_(key + "/it" + std::to_string(number)),
+        number_(number),
+        state_(state),
+        memory_(memory) {}
+
+  void Run() {
+    Propose();
+    EvaluateSamples();
+    for (int round = 1; round <= options_.fix_rounds; ++round) FixFailures(round);
+    Learn();
+    UpdateBeam();
+  }
+
+ private:
+  void Propose() {
+    for (size_t b = 0; b < state_.beam.size(); ++b)
+      for (int n = 0; n < options_.plans; ++n) proposals_.push_back({b, {}, false, {}});
+    std::string lessons = memory_.Render();
+    ParallelFor(proposals_.size(), options_.llm_parallelism, [&](size_t i) {
+      Proposal& p = proposals_[i];
+      const Candidate& parent = state_.beam[p.parent];
+      agents::KernelView view{parent.code, ProfileText(parent.profile)};
+      std::string base = key_ + "/" + parent.hash + "/plan" + std::to_string(i % options_.plans);
+      auto plan = agents_.Propose(view, lessons, base);
+      if (!plan) return Fail("planner", plan.error().message);
+      p.plan = *plan;
+      p.planned = true;
+      for (int k = 0; k < options_.samples; ++k) {
+        auto code = agents_.Execute(view, p.plan, base + "/sample" + std::to_string(k));
+        if (!code) {
+          Fail("executor", code.error().message);
+          continue;
+        }
+        Candidate c;
+        c.iteration = number_;
+        c.parent_id = parent.id;
+        c.parent_hash = parent.hash;
+        c.plan = p.plan.Text();
+        c.code = *code;
+        c.hash = agents::CodeHash(*code);
+        p.samples.push_back(std::move(c));
+      }
+    });
+  }
+
+  void Fail(const std::string& role, const std::string& message) {
+    std::lock_guard lock(mu_);
+    failures_.push_back({role, message});
+  }
+
+  // Evaluates every sample not seen before in this search; a duplicate gets
+  // the first one's profile without a second evaluation.
+  void EvaluateSamples() {
+    ReportFailures();
+    std::vector<Candidate*> all;
+    for (auto& p : proposals_)
+      for (auto& c : p.samples) all.push_back(&c);
+    EvaluateBatch(all);
+  }
+
+  void EvaluateBatch(const std::vector<Candidate*>& batch) {
+    std::vector<std::string> codes;
+    std::vector<Candidate*> fresh;
+    for (Candidate* c : batch) {
+      if (seen_.count(c->hash) || known_.count(c->hash)) continue;
+      known_.insert(c->hash);
+      fresh.push_back(c);
+      codes.push_back(c->code);
+    }
+    total_ += static_cast<int>(fresh.size());
+    auto profiles = evaluator_.Evaluate(codes);
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      if (profiles[i]) fresh[i]->profile = *profiles[i];
+      else {
+        fresh[i]->profile.status = eval::Verdict::kRuntimeError;
+        fresh[i]->profile.message = "not evaluated: " + profiles[i].error().message;
+      }
+      listener_.OnCandidate(*fresh[i]);
+      seen_[fresh[i]->hash] = *fresh[i];
+      if (fresh[i]->ok() && (!state_.best.ok() || fresh[i]->latency() < state_.best.latency())) state_.best = *fresh[i];
+      listener_.OnProgress(number_, ++evaluated_, total_, state_.best);
+    }
+    for (Candidate* c : batch)
+      if (!c->id && seen_.count(c->hash)) {
+        int64_t parent = c->parent_id;
+        std::string plan = c->plan;
+        *c = seen_.at(c->hash);  // the duplicate shares the evaluated one's profile and id
+        c->parent_id = parent;
+        c->plan = plan;
+      }
+  }
+
+  void FixFailures(int round) {
+    std::vector<Candidate*> fixed;
+    std::vector<Candidate> replacements;
+    std::vector<Candidate*> failing;
+    for (auto& p : proposals_)
+      for (auto& c : p.samples)
+        if (Failing(c)) failing.push_back(&c);
+    if (failing.empty()) return;
+    std::vector<std::optional<Candidate>> results(failing.size());
+    ParallelFor(failing.size(), options_.llm_parallelism, [&](size_t i) {
+      const Candidate& bad = *failing[i];
+      auto code = agents_.Fix(bad.code, eval::VerdictName(bad.profile.status), FailureLog(bad),
+                              key_ + "/fix" + std::to_string(round) + "/" + bad.hash);
+      if (!code) return Fail("fixer", code.error().message);
+      Candidate c = bad;
+      c.id = 0;
+      c.code = *code;
+      c.hash = agents::CodeHash(*code);
+      c.plan = bad.plan;
+      results[i] = c;
+    });
+    ReportFailures();
+    std::vector<Candidate*> batch;
+    for (size_t i = 0; i < failing.size(); ++i)
+      if (results[i]) {
+        *failing[i] = *results[i];
+        batch.push_back(failing[i]);
+      }
+    EvaluateBatch(batch);
+  }
+
+  void ReportFailures() {
+    for (const auto& [role, message] : failures_) listener_.OnAgentFailure(role, message);
+    failures_.clear();
+  }
+
+  // Keeps one sample per (kernel, plan), summarizes the picked pairs, updates the memory.
+  void Learn() {
+    std::vector<std::pair<const Candidate*, const Candidate*>> pairs;  // (parent, kept)
+    std::vector<double> speedups;
+    std::vector<const agents::Plan*> plans;
+    for (auto& p : proposals_) {
+      if (p.samples.empty()) continue;
+      const Candidate& parent = state_.beam[p.parent];
+      std::vector<Sample> samples;
+      for (const auto& c : p.samples) samples.push_back({c.ok(), c.latency()});
+      const Candidate& kept = p.samples[KeepSample(samples, parent.latency())];
+      if (!kept.ok() || !parent.ok() || kept.hash == parent.hash) continue;
+      pairs.push_back({&parent, &kept});
+      speedups.push_back(parent.latency() / kept.latency());
+      plans.push_back(&p.plan);
+    }
+    std::vector<size_t> picked = PickLessonPairs(speedups, options_.top_k, options_.max_threshold,
+                                                 options_.min_threshold);
+    std::vector<std::optional<memory::MemoryLesson>> lessons(picked.size());
+    ParallelFor(picked.size(), options_.llm_parallelism, [&](size_t i) {
+      size_t k = picked[i];
+      const auto& [slow, fast] = pairs[k];
+      double speedup = speedups[k];
+      auto lesson = agents_.Summarize(slow->code, fast->code, *plans[k], speedup,
+                                      key_ + "/summary/" + slow->hash + "-" + fast->hash);
+      if (!lesson) return Fail("summarizer", lesson.error().message);
+      if (*lesson) lessons[i] = memory::MemoryLesson{0, fast->profile.task, speedup, (*lesson)->title, (*lesson)->text};
+    });
+    ReportFailures();
+    std::vector<memory::MemoryLesson> fresh;
+    for (size_t i = 0; i < picked.size(); ++i)
+      if (lessons[i]) {
+        listener_.OnLesson(*lessons[i], *pairs[picked[i]].first, *pairs[picked[i]].second);
+        fresh.push_back(*lessons[i]);
+      }
+    // Best first among the new lessons: the order they were picked in.
+    memory_.Update(fresh);
+  }
+
+  void UpdateBeam() {
+    std::vector<Candidate> pool = state_.beam;
+    for (auto& p : proposals_)
+      for (auto& c : p.samples) pool.push_back(c);
+    std::vector<Sample> samples;
+    std::vector<std::string> hashes;
+    for (const auto& c : pool) samples.push_back({c.ok(), c.latency()}), hashes.push_back(c.hash);
+    std::vector<Candidate> beam;
+    for (size_t i : PickBeam(samples, hashes, options_.beam)) beam.push_back(pool[i]);
+    if (!beam.empty()) state_.beam = beam;
+    state_.completed_iterations = number_;
+    state_.memory = memory_.lessons();
+  }
+
+  agents::Agents& agents_;
+  CandidateEvaluator& evaluator_;
+  const SearchOptions& options_;
+  SearchListener& listener_;
+  std::string key_;
+  int number_;
+  SearchState& state_;
+  memory::OptimizationMemory& memory_;
+  std::vector<Proposal> proposals_;
+  std::mutex mu_;
+  std::vector<std::pair<std::string, std::string>> failures_;
+  std::map<std::string, Candidate> seen_;
+  std::set<std::string> known_;
+  int evaluated_ = 0, total_ = 0;
+};
+
+}  // namespace
+
+SearchState RunBeamSearch(agents::Agents& agents, CandidateEvaluator& evaluator, SearchState state,
+                          const SearchOptions& options, SearchListener& listener, const std::string& key_prefix) {
+  memory::OptimizationMemory memory(options.memory_capacity, state.memory);
+  for (int it = state.completed_iterations + 1; it <= options.iterations; ++it) {
+    if (listener.ShouldStop()) break;
+    Iteration(agents, evaluator, options, listener, key_prefix, it, state, memory).Run();
+    listener.OnIteration(it, state.beam, memory);
+  }
+  return state;
+}
+
+}  // namespace accelopt::search

@@ -1,0 +1,96 @@
+#pragma once
+/// The beam search over kernels of DESIGN.md section 2, for one task. It
+/// proposes (through the agents) and observes (through an evaluator); what
+/// happens to its results (storing, progress, memory persistence) is the
+/// listener's business, so this layer needs no store.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agents/agents.h"
+#include "core/json_io.h"
+#include "eval/profile.h"
+#include "memory/memory.h"
+
+namespace accelopt::search {
+
+struct SearchOptions {
+  int iterations = 15;         ///< I
+  int plans = 12;              ///< N plans per beam kernel
+  int beam = 6;                ///< B
+  int samples = 2;             ///< K executor samples per plan
+  int top_k = 8;               ///< lesson pairs per iteration
+  int memory_capacity = 16;    ///< ExpN
+  double max_threshold = 1.04; ///< a pair is a positive lesson above this speedup
+  double min_threshold = 1.15; ///< a pair is a negative lesson below 1/this
+  int fix_rounds = 1;          ///< R fixer rounds for a failing candidate; 0 disables
+  int llm_parallelism = 8;     ///< agent calls in flight at once (the backend may limit further)
+};
+
+/// A kernel the search has seen.
+struct Candidate {
+  int64_t id = 0;              ///< set by the listener (e.g. the store's id)
+  int iteration = 0;
+  int64_t parent_id = 0;
+  std::string parent_hash;
+  std::string plan;            ///< the plan's text ("" for the baseline)
+  std::string code, hash;
+  eval::Profile profile;
+  bool ok() const { return profile.status == eval::Verdict::kOk && profile.latency.has_value(); }
+  double latency() const { return ok() ? profile.latency->median_s : 0; }
+};
+
+Json ToJson(const Candidate& c);
+Result<Candidate> CandidateFromJson(const Json& j);
+
+/// Evaluates candidate codes; one profile per code (a verdict is data).
+class CandidateEvaluator {
+ public:
+  virtual ~CandidateEvaluator() = default;
+  virtual std::vector<Result<eval::Profile>> Evaluate(const std::vector<std::string>& codes) = 0;
+};
+
+/// Where a search reports what it does. Called on the search's thread.
+class SearchListener {
+ public:
+  virtual ~SearchListener() = default;
+  /// A new candidate was evaluated; set its id.
+  virtual void OnCandidate(Candidate& candidate) { (void)candidate; }
+  /// A lesson was distilled; set its id.
+  virtual void OnLesson(memory::MemoryLesson& lesson, const Candidate& slow, const Candidate& fast) {
+    (void)lesson, (void)slow, (void)fast;
+  }
+  /// An agent call failed (recorded by the model port already); the search goes on.
+  virtual void OnAgentFailure(const std::string& role, const std::string& message) { (void)role, (void)message; }
+  /// Progress within an iteration.
+  virtual void OnProgress(int iteration, int evaluated, int total, const Candidate& best) {
+    (void)iteration, (void)evaluated, (void)total, (void)best;
+  }
+  /// An iteration finished: the state to resume from.
+  virtual void OnIteration(int iteration, const std::vector<Candidate>& beam,
+                           const memory::OptimizationMemory& memory) {
+    (void)iteration, (void)beam, (void)memory;
+  }
+  /// Whether to stop before the next iteration (budget spent, interrupted).
+  virtual bool ShouldStop() { return false; }
+};
+
+struct SearchState {
+  int completed_iterations = 0;
+  std::vector<Candidate> beam;              ///< best first
+  std::vector<memory::MemoryLesson> memory; ///< newest first
+  Candidate best;                           ///< best ever (ok), or the baseline
+  Candidate baseline;
+};
+
+/// Runs iterations completed+1 .. options.iterations. `key_prefix` makes the
+/// agents' request keys unique per run and task. Blocks.
+SearchState RunBeamSearch(agents::Agents& agents, CandidateEvaluator& evaluator, SearchState state,
+                          const SearchOptions& options, SearchListener& listener, const std::string& key_prefix);
+
+/// What the planner is shown about a kernel's profile.
+std::string ProfileText(const eval::Profile& profile);
+
+}  // namespace accelopt::search

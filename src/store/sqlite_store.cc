@@ -1,0 +1,562 @@
+// The embedded store: one SQLite file, one connection, calls serialized by a mutex.
+
+#include <sqlite3.h>
+
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "store/store.h"
+
+namespace accelopt::store {
+namespace {
+
+// SQL shared by several statements; macros so that literals concatenate at compile time.
+// Timestamps are ISO-8601 UTC to the second, e.g. 2025-01-31T12:00:00Z.
+#define ACCELOPT_NOW "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+#define ACCELOPT_SELECT_CANDIDATE                                                                              \
+  "SELECT id, run_id, task, iteration, parent_id, plan, code, code_hash, status, latency_s, percent_of_peak, " \
+  "profile FROM candidates"
+#define ACCELOPT_SELECT_LESSON                                                                                 \
+  "SELECT id, memory, task, target, speedup, title, text, run_id, slow_candidate, fast_candidate, created_at " \
+  "FROM lessons"
+
+// Schema migrations: kMigrations[v] takes a database at user_version v to v + 1.
+// A later version appends a step here; never edit a step that has shipped.
+//
+// A run id of 0 ("no run") is stored as NULL so that foreign keys hold for real
+// ids. Lessons carry their lineage without foreign keys: a memory outlives the
+// runs that taught it and may be copied between project databases.
+// Doubles are nullable because SQLite stores a bound NaN as NULL.
+const char* const kMigrations[] = {
+    R"sql(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  created_at TEXT NOT NULL DEFAULT ()sql" ACCELOPT_NOW R"sql(),
+  status TEXT NOT NULL,
+  config TEXT NOT NULL,
+  summary TEXT NOT NULL DEFAULT 'null'
+);
+CREATE TABLE llm_calls (
+  key TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL UNIQUE,
+  run_id INTEGER REFERENCES runs(id),
+  role TEXT NOT NULL,
+  record TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT ()sql" ACCELOPT_NOW R"sql()
+);
+CREATE INDEX llm_calls_by_run ON llm_calls(run_id, seq);
+CREATE TABLE evaluations (
+  key TEXT PRIMARY KEY,
+  run_id INTEGER REFERENCES runs(id),
+  task TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT ()sql" ACCELOPT_NOW R"sql()
+);
+CREATE TABLE candidates (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER REFERENCES runs(id),
+  task TEXT NOT NULL,
+  iteration INTEGER NOT NULL,
+  parent_id INTEGER REFERENCES candidates(id),
+  plan TEXT NOT NULL,
+  code TEXT NOT NULL,
+  code_hash TEXT NOT NULL,
+  status TEXT NOT NULL,
+  latency_s REAL,
+  percent_of_peak REAL,
+  profile TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT ()sql" ACCELOPT_NOW R"sql()
+);
+CREATE INDEX candidates_by_run_task ON candidates(run_id, task);
+CREATE TABLE iterations (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  task TEXT NOT NULL,
+  iteration INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  updated_at TEXT NOT NULL DEFAULT ()sql" ACCELOPT_NOW R"sql(),
+  PRIMARY KEY (run_id, task, iteration)
+);
+CREATE TABLE lessons (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  memory TEXT NOT NULL,
+  task TEXT NOT NULL,
+  target TEXT NOT NULL,
+  speedup REAL,
+  title TEXT NOT NULL,
+  text TEXT NOT NULL,
+  run_id INTEGER NOT NULL,
+  slow_candidate INTEGER NOT NULL,
+  fast_candidate INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX lessons_by_memory ON lessons(memory);
+)sql",
+};
+constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
+
+// Invalid UTF-8 inside a JSON string (a crash log with raw bytes, say) becomes
+// U+FFFD rather than an error: a verdict is data and must still be recorded.
+std::string DumpJson(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// One use of a cached prepared statement: binds parameters left to right,
+// steps, reads columns, and resets the statement when it goes out of scope (which
+// also ends the implicit read transaction of a SELECT). Errors name the file and
+// the operation. A failed prepare or bind is kept and reported by the next step.
+class Query {
+ public:
+  Query(const std::string& file, sqlite3* db, sqlite3_stmt* stmt, const char* op, int rc)
+      : file_(file), db_(db), stmt_(stmt), op_(op), rc_(rc) {}
+  ~Query() {
+    if (stmt_ == nullptr) return;
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  Query(const Query&) = delete;
+  Query& operator=(const Query&) = delete;
+
+  Query& BindInt(int64_t value) { return Check(stmt_ ? sqlite3_bind_int64(stmt_, ++index_, value) : SQLITE_OK); }
+  Query& BindReal(double value) { return Check(stmt_ ? sqlite3_bind_double(stmt_, ++index_, value) : SQLITE_OK); }
+  Query& BindText(const std::string& value) {
+    return Check(stmt_ ? sqlite3_bind_text64(stmt_, ++index_, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8)
+                       : SQLITE_OK);
+  }
+  /// 0 (none) becomes NULL.
+  Query& BindId(int64_t id) {
+    if (id != 0) return BindInt(id);
+    return Check(stmt_ ? sqlite3_bind_null(stmt_, ++index_) : SQLITE_OK);
+  }
+  /// "" becomes NULL.
+  Query& BindTextOrNull(const std::string& value) {
+    if (!value.empty()) return BindText(value);
+    return Check(stmt_ ? sqlite3_bind_null(stmt_, ++index_) : SQLITE_OK);
+  }
+  Query& BindJson(const Json& value) { return BindText(DumpJson(value)); }
+
+  /// True when a row is ready to read, false when the statement is done.
+  Result<bool> Next() {
+    if (rc_ != SQLITE_OK) return Fail(rc_);
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return Fail(rc);
+  }
+  /// Steps to the end; for a write in autocommit mode, the commit happens here.
+  Status Run() {
+    for (;;) {
+      auto row = Next();
+      if (!row) return row.error();
+      if (!*row) return Ok{};
+    }
+  }
+
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  // NULL is what SQLite made of a NaN.
+  double Real(int col) const {
+    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::numeric_limits<double>::quiet_NaN();
+    return sqlite3_column_double(stmt_, col);
+  }
+  std::string Text(int col) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    if (text == nullptr) return "";
+    return std::string(text, sqlite3_column_bytes(stmt_, col));
+  }
+  Result<Json> JsonAt(int col) const {
+    try {
+      return Json::parse(Text(col));
+    } catch (const Json::exception& e) {
+      return Fail(std::string("stored JSON in column '") + sqlite3_column_name(stmt_, col) +
+                  "' is invalid: " + e.what());
+    }
+  }
+
+  Error Fail(const std::string& message) const { return Error{file_ + ": " + op_ + ": " + message}; }
+  Error Fail(int rc) const {
+    // sqlite3_errmsg is specific ("FOREIGN KEY constraint failed") but only
+    // describes the connection's latest failure; fall back to the code's text.
+    bool current = (sqlite3_extended_errcode(db_) == rc || sqlite3_errcode(db_) == (rc & 0xff));
+    return Fail(current ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+  }
+
+ private:
+  Query& Check(int rc) {
+    if (rc != SQLITE_OK && rc_ == SQLITE_OK) rc_ = rc;
+    return *this;
+  }
+
+  const std::string& file_;
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+  const char* op_;
+  int rc_;
+  int index_ = 0;
+};
+
+class SqliteStore : public Store {
+ public:
+  SqliteStore(std::string file, sqlite3* db) : file_(std::move(file)), db_(db) {}
+  ~SqliteStore() override {
+    for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+    sqlite3_close_v2(db_);
+  }
+
+  Status Init(int busy_timeout_ms) {
+    std::lock_guard lock(mu_);
+    sqlite3_busy_timeout(db_, busy_timeout_ms);
+    if (Status s = Exec("enable foreign keys", "PRAGMA foreign_keys = ON"); !s) return s;
+    {
+      // The first statement that reads the file: a corrupt file fails here.
+      Query q = Prepare("set WAL journal mode", "PRAGMA journal_mode = WAL");
+      auto row = q.Next();
+      if (!row) return row.error();
+      std::string mode = *row ? q.Text(0) : "";
+      if (mode != "wal" && mode != "memory") return q.Fail("journal mode is '" + mode + "', not 'wal'");
+    }
+    // FULL rather than NORMAL: with WAL, NORMAL already survives kill -9 (a
+    // committed transaction is in the WAL file, the OS writes it out later), but
+    // a power cut or kernel crash may lose the last commits. FULL syncs the WAL
+    // on every commit so the header's promise (durable when the call returns)
+    // holds there too. Writes are rare next to the LLM calls and evaluations they
+    // record, so one fsync each costs nothing that matters.
+    if (Status s = Exec("set synchronous mode", "PRAGMA synchronous = FULL"); !s) return s;
+    return Migrate();
+  }
+
+  Result<int64_t> CreateRun(const Json& config) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("create run", "INSERT INTO runs (status, config) VALUES ('running', ?)");
+    q.BindJson(config);
+    if (Status s = q.Run(); !s) return s.error();
+    return sqlite3_last_insert_rowid(db_);
+  }
+
+  Status SetRunStatus(int64_t run_id, const std::string& status, const Json& summary) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("set run status", "UPDATE runs SET status = ?, summary = ? WHERE id = ?");
+    q.BindText(status).BindJson(summary).BindInt(run_id);
+    if (Status s = q.Run(); !s) return s;
+    if (sqlite3_changes(db_) == 0) return q.Fail("no run " + std::to_string(run_id));
+    return Ok{};
+  }
+
+  Result<std::optional<RunInfo>> GetRun(int64_t run_id) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("get run", "SELECT id, created_at, status, config, summary FROM runs WHERE id = ?");
+    q.BindInt(run_id);
+    return ReadOne<RunInfo>(q, &SqliteStore::ReadRun);
+  }
+
+  Result<std::vector<RunInfo>> ListRuns() override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("list runs", "SELECT id, created_at, status, config, summary FROM runs ORDER BY id DESC");
+    return ReadAll<RunInfo>(q, &SqliteStore::ReadRun);
+  }
+
+  Result<std::optional<Json>> GetLlmCall(const std::string& key) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("get LLM call", "SELECT record FROM llm_calls WHERE key = ?");
+    q.BindText(key);
+    return ReadOne<Json>(q, &SqliteStore::ReadJson);
+  }
+
+  // Keeps the first record under a key: a second call with the same key is the
+  // same request answered again (a resumed run racing its own cache), and the
+  // answer already recorded is the one earlier decisions were based on.
+  Status PutLlmCall(const std::string& key, int64_t run_id, const std::string& role, const Json& record) override {
+    std::lock_guard lock(mu_);
+    // seq orders a run's calls; computed inside the INSERT, under the write lock.
+    Query q = Prepare("put LLM call",
+                      "INSERT INTO llm_calls (key, seq, run_id, role, record) "
+                      "VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM llm_calls), ?, ?, ?) "
+                      "ON CONFLICT (key) DO NOTHING");
+    q.BindText(key).BindId(run_id).BindText(role).BindJson(record);
+    return q.Run();
+  }
+
+  Result<std::vector<Json>> ListLlmCalls(int64_t run_id) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("list LLM calls", "SELECT record FROM llm_calls WHERE run_id = ? ORDER BY seq");
+    q.BindInt(run_id);
+    return ReadAll<Json>(q, &SqliteStore::ReadJson);
+  }
+
+  Result<std::optional<Json>> GetEvaluation(const std::string& key) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("get evaluation", "SELECT profile FROM evaluations WHERE key = ?");
+    q.BindText(key);
+    return ReadOne<Json>(q, &SqliteStore::ReadJson);
+  }
+
+  // Keeps the first profile under a key, as PutLlmCall does: the same code on
+  // the same task was measured already, and candidates refer to that result.
+  Status PutEvaluation(const std::string& key, int64_t run_id, const std::string& task, const Json& profile) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("put evaluation",
+                      "INSERT INTO evaluations (key, run_id, task, profile) VALUES (?, ?, ?, ?) "
+                      "ON CONFLICT (key) DO NOTHING");
+    q.BindText(key).BindId(run_id).BindText(task).BindJson(profile);
+    return q.Run();
+  }
+
+  Result<int64_t> AddCandidate(const CandidateRow& row) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("add candidate",
+                      "INSERT INTO candidates (run_id, task, iteration, parent_id, plan, code, code_hash, status, "
+                      "latency_s, percent_of_peak, profile) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    q.BindId(row.run_id).BindText(row.task).BindInt(row.iteration).BindId(row.parent_id).BindText(row.plan);
+    q.BindText(row.code).BindText(row.code_hash).BindText(row.status).BindReal(row.latency_s);
+    q.BindReal(row.percent_of_peak).BindJson(row.profile);
+    if (Status s = q.Run(); !s) return s.error();
+    return sqlite3_last_insert_rowid(db_);
+  }
+
+  Result<std::optional<CandidateRow>> GetCandidate(int64_t id) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("get candidate", ACCELOPT_SELECT_CANDIDATE " WHERE id = ?");
+    q.BindInt(id);
+    return ReadOne<CandidateRow>(q, &SqliteStore::ReadCandidate);
+  }
+
+  Result<std::vector<CandidateRow>> ListCandidates(int64_t run_id, const std::string& task) override {
+    std::lock_guard lock(mu_);
+    if (task.empty()) {
+      Query q = Prepare("list candidates", ACCELOPT_SELECT_CANDIDATE " WHERE run_id = ? ORDER BY id");
+      q.BindInt(run_id);
+      return ReadAll<CandidateRow>(q, &SqliteStore::ReadCandidate);
+    }
+    Query q = Prepare("list candidates", ACCELOPT_SELECT_CANDIDATE " WHERE run_id = ? AND task = ? ORDER BY id");
+    q.BindInt(run_id).BindText(task);
+    return ReadAll<CandidateRow>(q, &SqliteStore::ReadCandidate);
+  }
+
+  // Replaces the state of an iteration already recorded (the iteration was redone).
+  Status PutIteration(int64_t run_id, const std::string& task, int iteration, const Json& state) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("put iteration",
+                      "INSERT INTO iterations (run_id, task, iteration, state) VALUES (?, ?, ?, ?) "
+                      "ON CONFLICT (run_id, task, iteration) DO UPDATE SET state = excluded.state, "
+                      "updated_at = " ACCELOPT_NOW);
+    q.BindId(run_id).BindText(task).BindInt(iteration).BindJson(state);
+    return q.Run();
+  }
+
+  Result<std::optional<std::pair<int, Json>>> LatestIteration(int64_t run_id, const std::string& task) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("latest iteration",
+                      "SELECT iteration, state FROM iterations WHERE run_id = ? AND task = ? "
+                      "ORDER BY iteration DESC LIMIT 1");
+    q.BindInt(run_id).BindText(task);
+    return ReadOne<std::pair<int, Json>>(q, [](const Query& r) -> Result<std::pair<int, Json>> {
+      auto state = r.JsonAt(1);
+      if (!state) return state.error();
+      return std::pair<int, Json>(static_cast<int>(r.Int(0)), std::move(*state));
+    });
+  }
+
+  // created_at is kept when the caller sets it (a lesson copied from another
+  // memory), else it is now.
+  Result<int64_t> AddLesson(const Lesson& lesson) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("add lesson",
+                      "INSERT INTO lessons (memory, task, target, speedup, title, text, run_id, slow_candidate, "
+                      "fast_candidate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, " ACCELOPT_NOW "))");
+    q.BindText(lesson.memory).BindText(lesson.task).BindText(lesson.target).BindReal(lesson.speedup);
+    q.BindText(lesson.title).BindText(lesson.text).BindInt(lesson.run_id).BindInt(lesson.slow_candidate);
+    q.BindInt(lesson.fast_candidate).BindTextOrNull(lesson.created_at);
+    if (Status s = q.Run(); !s) return s.error();
+    return sqlite3_last_insert_rowid(db_);
+  }
+
+  Result<std::vector<Lesson>> ListLessons(const std::string& memory, int limit) override {
+    std::lock_guard lock(mu_);
+    // LIMIT -1 is SQLite's "no limit".
+    Query q = Prepare("list lessons", ACCELOPT_SELECT_LESSON " WHERE memory = ? ORDER BY id DESC LIMIT ?");
+    q.BindText(memory).BindInt(limit > 0 ? limit : -1);
+    return ReadAll<Lesson>(q, &SqliteStore::ReadLesson);
+  }
+
+  Result<std::optional<Lesson>> GetLesson(int64_t id) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("get lesson", ACCELOPT_SELECT_LESSON " WHERE id = ?");
+    q.BindInt(id);
+    return ReadOne<Lesson>(q, &SqliteStore::ReadLesson);
+  }
+
+  Result<std::vector<std::pair<std::string, int>>> ListMemories() override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("list memories", "SELECT memory, COUNT(*) FROM lessons GROUP BY memory ORDER BY memory");
+    return ReadAll<std::pair<std::string, int>>(q, [](const Query& r) -> Result<std::pair<std::string, int>> {
+      return std::pair<std::string, int>(r.Text(0), static_cast<int>(r.Int(1)));
+    });
+  }
+
+ private:
+  static Result<RunInfo> ReadRun(const Query& r) {
+    RunInfo run{.id = r.Int(0), .created_at = r.Text(1), .status = r.Text(2)};
+    auto config = r.JsonAt(3);
+    if (!config) return config.error();
+    auto summary = r.JsonAt(4);
+    if (!summary) return summary.error();
+    run.config = std::move(*config);
+    run.summary = std::move(*summary);
+    return run;
+  }
+
+  static Result<Json> ReadJson(const Query& r) { return r.JsonAt(0); }
+
+  static Result<CandidateRow> ReadCandidate(const Query& r) {
+    CandidateRow row{.id = r.Int(0),
+                     .run_id = r.Int(1),
+                     .task = r.Text(2),
+                     .iteration = static_cast<int>(r.Int(3)),
+                     .parent_id = r.Int(4),
+                     .plan = r.Text(5),
+                     .code = r.Text(6),
+                     .code_hash = r.Text(7),
+                     .status = r.Text(8),
+                     .latency_s = r.Real(9),
+                     .percent_of_peak = r.Real(10)};
+    auto profile = r.JsonAt(11);
+    if (!profile) return profile.error();
+    row.profile = std::move(*profile);
+    return row;
+  }
+
+  static Result<Lesson> ReadLesson(const Query& r) {
+    return Lesson{.id = r.Int(0),
+                  .memory = r.Text(1),
+                  .task = r.Text(2),
+                  .target = r.Text(3),
+                  .speedup = r.Real(4),
+                  .title = r.Text(5),
+                  .text = r.Text(6),
+                  .run_id = r.Int(7),
+                  .slow_candidate = r.Int(8),
+                  .fast_candidate = r.Int(9),
+                  .created_at = r.Text(10)};
+  }
+
+  template <typename T, typename Reader>
+  static Result<std::optional<T>> ReadOne(Query& q, Reader read) {
+    auto row = q.Next();
+    if (!row) return row.error();
+    if (!*row) return std::optional<T>();
+    auto value = read(q);
+    if (!value) return value.error();
+    return std::optional<T>(std::move(*value));
+  }
+
+  template <typename T, typename Reader>
+  static Result<std::vector<T>> ReadAll(Query& q, Reader read) {
+    std::vector<T> out;
+    for (;;) {
+      auto row = q.Next();
+      if (!row) return row.error();
+      if (!*row) return out;
+      auto value = read(q);
+      if (!value) return value.error();
+      out.push_back(std::move(*value));
+    }
+  }
+
+  // Statements are prepared once per connection and reused; mu_ must be held.
+  Query Prepare(const char* op, const char* sql) {
+    auto it = statements_.find(sql);
+    if (it != statements_.end()) return Query(file_, db_, it->second, op, SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    if (rc != SQLITE_OK) {
+      sqlite3_finalize(stmt);
+      return Query(file_, db_, nullptr, op, rc);
+    }
+    statements_.emplace(sql, stmt);
+    return Query(file_, db_, stmt, op, SQLITE_OK);
+  }
+
+  // For fixed SQL without parameters (pragmas, schema scripts, transactions).
+  Status Exec(const std::string& op, const std::string& sql) {
+    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return Error{file_ + ": " + op + ": " + sqlite3_errmsg(db_)};
+    return Ok{};
+  }
+
+  Result<int> UserVersion() {
+    Query q = Prepare("read schema version", "PRAGMA user_version");
+    auto row = q.Next();
+    if (!row) return row.error();
+    return *row ? static_cast<int>(q.Int(0)) : 0;
+  }
+
+  // Brings the schema to kSchemaVersion, all pending steps in one transaction.
+  // BEGIN IMMEDIATE takes the write lock first, so two processes opening a new
+  // file at once do not both run a step: the second sees the version move on.
+  Status Migrate() {
+    auto version = UserVersion();
+    if (!version) return version.error();
+    if (*version == kSchemaVersion) return Ok{};
+    if (Status s = Exec("migrate schema", "BEGIN IMMEDIATE"); !s) return s;
+    Status s = MigrateInTransaction();
+    if (!s) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return s;
+    }
+    return Exec("migrate schema", "COMMIT");
+  }
+
+  Status MigrateInTransaction() {
+    auto version = UserVersion();
+    if (!version) return version.error();
+    if (*version > kSchemaVersion) {
+      return Error{file_ + ": open: schema version " + std::to_string(*version) +
+                   " is newer than this program knows (" + std::to_string(kSchemaVersion) + ")"};
+    }
+    for (int v = *version; v < kSchemaVersion; ++v) {
+      std::string op = "migrate schema to version " + std::to_string(v + 1);
+      if (Status s = Exec(op, kMigrations[v]); !s) return s;
+      // A pragma takes no bound parameters; the value is our own integer.
+      if (Status s = Exec(op, "PRAGMA user_version = " + std::to_string(v + 1)); !s) return s;
+    }
+    return Ok{};
+  }
+
+  const std::string file_;
+  std::mutex mu_;
+  sqlite3* db_;
+  std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+};
+
+#undef ACCELOPT_NOW
+#undef ACCELOPT_SELECT_CANDIDATE
+#undef ACCELOPT_SELECT_LESSON
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
+  const std::string& path = options.path;
+  bool on_disk = path != ":memory:" && !path.empty() && path.rfind("file:", 0) != 0;
+  if (on_disk) {
+    auto parent = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) return Error{path + ": open: cannot create folder " + parent.string() + ": " + ec.message()};
+  }
+  sqlite3* db = nullptr;
+  // NOMUTEX: the store's own mutex serializes every use of the connection.
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    if (int err = db ? sqlite3_system_errno(db) : 0; err != 0) message += std::string(" (") + std::strerror(err) + ")";
+    sqlite3_close_v2(db);
+    return Error{path + ": open: " + message};
+  }
+  auto store = std::make_unique<SqliteStore>(path, db);
+  if (Status s = store->Init(options.busy_timeout_ms); !s) return s.error();
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace accelopt::store
