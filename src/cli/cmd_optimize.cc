@@ -104,87 +104,8 @@ void UseDemo(OptimizeFlags& f) {
   f.search.fix_rounds = 0;
 }
 
-struct TaskResult {
-  std::string task;
-  search::Candidate baseline, best;
-  double cost = 0;
-  long unknown_cost_calls = 0;
-  std::string stopped;
-};
-
 std::string MemoryNameFor(const OptimizeFlags& f, int64_t run_id) {
   return f.memory == "fresh" ? "run-" + std::to_string(run_id) : f.memory;
-}
-
-Result<TaskResult> OptimizeTask(const OptimizeFlags& f, const suite::Task& task, int64_t run_id, store::Store& db,
-                                llm::LlmClient& client, targets::Target& target) {
-  StoreEvaluator evaluator(db, target, task, f.shape, run_id);
-  StoreModelPort port(db, client, run_id, task.name);
-  auto templates = agents::PromptTemplates::Load(ProjectDataPath("prompts/cpu"));
-  if (!templates) return templates.error();
-  agents::Agents agents(port, *templates, BriefFor(task, f.shape));
-  std::string memory_name = MemoryNameFor(f, run_id);
-  RunRecorder recorder(db, client, run_id, task.name, memory_name, f.search.iterations);
-
-  TaskResult result{task.name};
-  search::SearchState state;
-  auto checkpoint = db.LatestIteration(run_id, task.name);
-  if (!checkpoint) return checkpoint.error();
-  auto candidates = db.ListCandidates(run_id, task.name);
-  if (!candidates) return candidates.error();
-  for (const auto& row : *candidates)
-    if (row.iteration == 0) {
-      auto profile = eval::ProfileFromJson(row.profile);
-      if (!profile) return profile.error();
-      result.baseline = {row.id, 0, 0, "", "", row.code, row.code_hash, *profile};
-    }
-  if (*checkpoint) {
-    auto restored = StateFromJson((*checkpoint)->second);
-    if (!restored) return restored.error();
-    state = *restored;
-    fmt::print(stderr, "[{}] resuming after iteration {}\n", task.name, state.completed_iterations);
-  } else {
-    if (result.baseline.id == 0) {
-      auto code = ReadFile(task.baseline_path());
-      if (!code) return code.error();
-      fmt::print(stderr, "[{}] evaluating the baseline...\n", task.name);
-      auto profile = evaluator.EvaluateOne(*code);
-      if (!profile) return profile.error();
-      result.baseline = {0, 0, 0, "", "", *code, agents::CodeHash(*code), *profile};
-      recorder.OnCandidate(result.baseline);
-    }
-    if (!result.baseline.ok())
-      return Error{"the baseline of task '" + task.name + "' is not ok: " + result.baseline.profile.message};
-    state.beam = {result.baseline};
-    auto lessons = db.ListLessons(memory_name, f.search.memory_capacity);
-    if (!lessons) return lessons.error();
-    for (const auto& l : *lessons) state.memory.push_back({l.id, l.task, l.speedup, l.title, l.text});
-    if (!state.memory.empty())
-      fmt::print(stderr, "[{}] starting with {} lessons from memory '{}'\n", task.name, state.memory.size(),
-                 memory_name);
-  }
-  state.baseline = result.baseline;
-  state.best = state.beam.front();
-  search::RunBeamSearch(agents, evaluator, state, f.search, recorder, "run" + std::to_string(run_id) + "/" + task.name);
-  result.stopped = recorder.stop_reason();
-
-  // The best correct candidate this run evaluated for the task.
-  auto all = db.ListCandidates(run_id, task.name);
-  if (!all) return all.error();
-  result.best = result.baseline;
-  for (const auto& row : *all)
-    if (row.status == "ok" && row.latency_s > 0 && row.latency_s < result.best.latency()) {
-      auto profile = eval::ProfileFromJson(row.profile);
-      if (profile) result.best = {row.id, row.iteration, row.parent_id, "", row.plan, row.code, row.code_hash, *profile};
-    }
-  auto calls = db.ListLlmCalls(run_id);
-  if (!calls) return calls.error();
-  for (const auto& c : *calls)
-    if (c.value("task", "") == task.name) {
-      if (c.contains("cost_usd") && c["cost_usd"].is_number()) result.cost += c["cost_usd"].get<double>();
-      else if (c.value("error", "").empty()) ++result.unknown_cost_calls;
-    }
-  return result;
 }
 
 void PrintResults(const std::vector<TaskResult>& results, int64_t run_id) {
@@ -213,7 +134,8 @@ void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db) {
   std::vector<TaskResult> results;
   Json summary = Json::array();
   for (const suite::Task* task : selected) {
-    auto r = OptimizeTask(f, *task, run_id, db, **client, *target);
+    TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape, ProjectDataPath("prompts/cpu")};
+    auto r = OptimizeTask(settings, *task, run_id, db, **client, *target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
       throw Exit{kExitError, r.error().message + fmt::format("\n(run {} can be resumed with `accelopt resume {}`)",

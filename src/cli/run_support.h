@@ -79,4 +79,26 @@ Result<search::SearchState> StateFromJson(const Json& j);
 /// What every prompt says about the task: its signature, shape, reference, flags.
 agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape);
 
+/// How one task is optimized within a run.
+struct TaskSettings {
+  search::SearchOptions search;
+  std::string memory_name;  ///< lessons start from and go to this memory
+  std::string shape = "bench";
+  std::string prompts_dir;  ///< the target's prompt templates
+};
+
+struct TaskResult {
+  std::string task;
+  search::Candidate baseline, best;
+  double cost = 0;              ///< of the priced LLM calls for this task
+  long unknown_cost_calls = 0;  ///< calls whose price is unknown
+  std::string stopped;          ///< why the search stopped early, "" if it did not
+};
+
+/// Optimizes one task within run `run_id`: the baseline (evaluated once), then
+/// the beam search from the latest checkpoint (or the start), recording as it
+/// goes. Resuming a killed run calls this again with the same run.
+Result<TaskResult> OptimizeTask(const TaskSettings& settings, const suite::Task& task, int64_t run_id,
+                                store::Store& db, llm::LlmClient& client, targets::Target& target);
+
 }  // namespace accelopt::cli

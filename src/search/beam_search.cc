@@ -106,7 +106,9 @@ class Iteration {
         key_(key + "/it" + std::to_string(number)),
         number_(number),
         state_(state),
-        memory_(memory) {}
+        memory_(memory) {
+    for (const auto& c : state_.known) seen_[c.hash] = c;
+  }
 
   void Run() {
     Propose();
@@ -182,6 +184,7 @@ class Iteration {
       }
       listener_.OnCandidate(*fresh[i]);
       seen_[fresh[i]->hash] = *fresh[i];
+      state_.known.push_back(*fresh[i]);
       if (fresh[i]->ok() && (!state_.best.ok() || fresh[i]->latency() < state_.best.latency())) state_.best = *fresh[i];
       listener_.OnProgress(number_, ++evaluated_, total_, state_.best);
     }

@@ -83,6 +83,9 @@ struct SearchState {
   std::vector<memory::MemoryLesson> memory; ///< newest first
   Candidate best;                           ///< best ever (ok), or the baseline
   Candidate baseline;
+  /// Every candidate evaluated so far in this search (the baseline included):
+  /// a new candidate with the same normalized code is a duplicate, not re-evaluated or re-recorded.
+  std::vector<Candidate> known;
 };
 
 /// Runs iterations completed+1 .. options.iterations. `key_prefix` makes the

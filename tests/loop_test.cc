@@ -1,0 +1,247 @@
+// The optimization loop end to end on the `scale` fixture task: scripted
+// model, real evaluator, SQLite store. Counts what is paid for (LLM calls,
+// evaluations) and checks that a run killed at any point resumes without
+// paying for anything twice.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+
+#include "cli/run_support.h"
+#include "llm/config.h"
+#include "testing/cpu_test_target.h"
+#include "testing/crashing_store.h"
+
+namespace accelopt {
+namespace {
+
+std::string Line(const Json& j) { return j.dump() + "\n"; }
+
+// Kernels for out = 2 * x; the "duplicate" differs from "unrolled" only in comments and spaces.
+const char* kUnrolled = "extern \"C\" void kernel(const float* x, float* out) {\n"
+                        "  long i = 0;\n  for (; i + 4 <= M * N; i += 4) {\n"
+                        "    out[i] = 2.0f * x[i]; out[i+1] = 2.0f * x[i+1]; out[i+2] = 2.0f * x[i+2]; out[i+3] = 2.0f * x[i+3];\n"
+                        "  }\n  for (; i < M * N; ++i) out[i] = 2.0f * x[i];\n}\n";
+const char* kDuplicate = "// the same kernel again\nextern \"C\" void kernel(const float* x, float* out) {\n"
+                         "  long i = 0;\n  for (; i + 4 <= M * N; i += 4) {\n"
+                         "    out[i] = 2.0f * x[i];   out[i+1] = 2.0f * x[i+1]; out[i+2] = 2.0f * x[i+2]; out[i+3] = 2.0f * x[i+3];\n"
+                         "  }\n  for (; i < M * N; ++i) out[i] = 2.0f * x[i];\n}\n";
+const char* kSimd = "extern \"C\" void kernel(const float* x, float* out) {\n#pragma omp simd\n"
+                    "  for (long i = 0; i < M * N; ++i) out[i] = x[i] + x[i];\n}\n";
+const char* kBroken = "extern \"C\" void kernel(const float* x, float* out) { out[0] = x[0] +; }\n";
+const char* kFixed = "extern \"C\" void kernel(const float* x, float* out) {\n"
+                     "  for (long i = M * N - 1; i >= 0; --i) out[i] = x[i] * 2.0f;\n}\n";
+
+std::string Fenced(const std::string& code) { return "Here it is.\n```cpp\n" + code + "```\n"; }
+
+class Loop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+    ASSERT_TRUE(task.ok()) << task.error().message;
+    task_ = std::make_unique<suite::Task>(*task);
+    recording_ = dir_.path() + "/recording.jsonl";
+    std::ofstream out(recording_);
+    out << "# Recorded exchanges for the loop tests.\n";
+    for (const char* plan : {"Unroll by four", "Use OpenMP simd", "Broken attempt", "Duplicate of unroll"})
+      out << Line({{"role", "planner"}, {"match", "Task: scale"}, {"response", std::string("PLAN: ") + plan + "\nDo it."}});
+    out << Line({{"role", "executor"}, {"match", "Plan: Unroll by four"}, {"response", Fenced(kUnrolled)}, {"repeat", true}});
+    out << Line({{"role", "executor"}, {"match", "Plan: Use OpenMP simd"}, {"response", Fenced(kSimd)}, {"repeat", true}});
+    out << Line({{"role", "executor"}, {"match", "Plan: Broken attempt"}, {"response", Fenced(kBroken)}, {"repeat", true}});
+    out << Line({{"role", "executor"}, {"match", "Plan: Duplicate of unroll"}, {"response", Fenced(kDuplicate)}, {"repeat", true}});
+    out << Line({{"role", "fixer"}, {"match", "expected primary-expression"}, {"response", Fenced(kFixed)}, {"repeat", true}});
+    out << Line({{"role", "summarizer"}, {"response", "**Write each output once**\nStream it.\nbefore: a\nafter: b"},
+                 {"repeat", true}});
+  }
+
+  std::unique_ptr<llm::LlmClient> Client() {
+    llm::LlmConfig config;
+    config.backends["rec"] = llm::BackendConfig{"scripted"};
+    config.backends["rec"].scripted.path = recording_;
+    config.roles["default"] = llm::RoleSettings{"rec"};
+    auto client = llm::BuildLlmClient(config);
+    EXPECT_TRUE(client.ok()) << client.error().message;
+    return std::move(*client);
+  }
+
+  std::unique_ptr<store::Store> Db() {
+    auto db = store::OpenSqliteStore({dir_.path() + "/accelopt.db"});
+    EXPECT_TRUE(db.ok()) << db.error().message;
+    return std::move(*db);
+  }
+
+  cli::TaskSettings Settings() {
+    cli::TaskSettings s;
+    s.search.iterations = 2;
+    s.search.plans = 2;
+    s.search.beam = 1;
+    s.search.samples = 1;
+    s.search.fix_rounds = 1;
+    s.search.max_threshold = 0;  // every faster-or-not pair counts as positive on this tiny shape
+    s.search.llm_parallelism = 1;
+    s.memory_name = "test-memory";
+    s.shape = "test";
+    s.prompts_dir = std::string(ACCELOPT_SOURCE_DIR) + "/prompts/cpu";
+    return s;
+  }
+
+  // Evaluations actually run (not answered from the store).
+  struct CountingTarget : targets::Target {
+    explicit CountingTarget(std::unique_ptr<targets::Target> t) : inner(std::move(t)) {}
+    std::string name() const override { return inner->name(); }
+    bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
+    std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r) override {
+      evaluations += static_cast<int>(r.size());
+      for (const auto& request : r) hashes.insert(agents::CodeHash(request.candidate.source));
+      return inner->Evaluate(r);
+    }
+    std::unique_ptr<targets::Target> inner;
+    int evaluations = 0;
+    std::set<std::string> hashes;
+  };
+
+  std::unique_ptr<CountingTarget> Target() {
+    auto options = testing::TestTargetOptions(scratch_);
+    options.timing.min_calls = 3;
+    return std::make_unique<CountingTarget>(cpu::MakeCpuTarget(options));
+  }
+
+  testing::TempDir dir_, scratch_;
+  std::unique_ptr<suite::Task> task_;
+  std::string recording_;
+};
+
+TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
+  auto db = Db();
+  auto client = Client();
+  auto target = Target();
+  auto run = db->CreateRun(Json::object());
+  ASSERT_TRUE(run.ok());
+  auto result = cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_TRUE(result->best.ok());
+
+  // baseline + unrolled + simd (iteration 1) + broken + fixed (iteration 2); the duplicate is not evaluated.
+  EXPECT_EQ(target->evaluations, 5);
+  auto candidates = db->ListCandidates(*run, "scale");
+  ASSERT_TRUE(candidates.ok());
+  std::vector<std::string> statuses;
+  for (const auto& c : *candidates) statuses.push_back(c.status);
+  EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "ok", "ok", "compile_error", "ok"}));
+  EXPECT_EQ((*candidates)[1].parent_id, (*candidates)[0].id);
+
+  // 4 plans, 4 executor answers, 1 fix, and one summary per kept pair.
+  llm::Totals t = client->totals();
+  auto calls = db->ListLlmCalls(*run);
+  ASSERT_TRUE(calls.ok());
+  EXPECT_EQ(static_cast<long>(calls->size()), t.calls);
+  int fixer = 0, summaries = 0;
+  for (const auto& c : *calls) {
+    fixer += c["agent_role"] == "fixer";
+    summaries += c["agent_role"] == "summarizer";
+  }
+  EXPECT_EQ(fixer, 1);
+  EXPECT_GE(summaries, 1);
+  auto lessons = db->ListLessons("test-memory", 0);
+  ASSERT_TRUE(lessons.ok());
+  EXPECT_EQ(static_cast<int>(lessons->size()), summaries);
+  auto checkpoint = db->LatestIteration(*run, "scale");
+  ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+  EXPECT_EQ((*checkpoint)->first, 2);
+}
+
+TEST_F(Loop, LaterRunStartsFromTheMemory) {
+  auto db = Db();
+  {
+    auto client = Client();
+    auto target = Target();
+    auto run = db->CreateRun(Json::object());
+    ASSERT_TRUE(cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target).ok());
+  }
+  auto client = Client();
+  auto target = Target();
+  auto run = db->CreateRun(Json::object());
+  ASSERT_TRUE(cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target).ok());
+  auto calls = db->ListLlmCalls(*run);
+  ASSERT_TRUE(calls.ok());
+  // The second run's first planner prompt carries the first run's lesson.
+  std::string first_prompt = (*calls)[0]["prompt"][0]["content"];
+  EXPECT_NE(first_prompt.find("Write each output once"), std::string::npos);
+}
+
+TEST_F(Loop, KilledAnywhereResumesWithoutPayingTwice) {
+  // The writes of a full run: count them on a first, complete run in another store.
+  for (int crash_after : {2, 5, 9, 14}) {
+    SCOPED_TRACE("killed after write " + std::to_string(crash_after));
+    testing::TempDir fresh;
+    std::string path = fresh.path() + "/accelopt.db";
+    int64_t run_id = 0;
+    {
+      auto db = store::OpenSqliteStore({path});
+      ASSERT_TRUE(db.ok());
+      run_id = *(*db)->CreateRun(Json::object());
+    }
+    pid_t child = fork();
+    if (child == 0) {
+      auto db = store::OpenSqliteStore({path});
+      testing::CrashingStore crashing(**db, crash_after);
+      auto client = Client();
+      auto target = Target();
+      auto r = cli::OptimizeTask(Settings(), *task_, run_id, crashing, *client, *target);
+      _exit(r.ok() ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the child was not killed";
+
+    auto db = store::OpenSqliteStore({path});
+    ASSERT_TRUE(db.ok());
+    size_t calls_before = (*db)->ListLlmCalls(run_id)->size();
+    std::set<std::string> evaluated_before;  // kernels whose evaluation the killed run recorded
+    for (const char* code : {kUnrolled, kSimd, kBroken, kFixed})
+      if (*(*db)->GetEvaluation("run" + std::to_string(run_id) + "/scale/test/" + agents::CodeHash(code)))
+        evaluated_before.insert(agents::CodeHash(code));
+    auto client = Client();
+    auto target = Target();
+    auto result = cli::OptimizeTask(Settings(), *task_, run_id, **db, *client, *target);
+    ASSERT_TRUE(result.ok()) << result.error().message;
+    // Everything recorded before the kill was answered from the store.
+    EXPECT_EQ(static_cast<size_t>(client->totals().calls) + calls_before, (*db)->ListLlmCalls(run_id)->size());
+    for (const auto& hash : target->hashes) EXPECT_FALSE(evaluated_before.count(hash)) << "evaluated twice: " << hash;
+    auto candidates = (*db)->ListCandidates(run_id, "scale");
+    // (How many distinct kernels there are depends on which recorded plans the resumed
+    // process replays: a recording is consumed in order, and the killed process had
+    // consumed some. What must hold is that nothing is paid for twice.)
+    // One row per distinct kernel.
+    std::set<std::string> hashes;
+    for (const auto& c : *candidates) EXPECT_TRUE(hashes.insert(c.code_hash).second) << c.code_hash;
+    auto checkpoint = (*db)->LatestIteration(run_id, "scale");
+    ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+    EXPECT_EQ((*checkpoint)->first, 2);
+  }
+}
+
+TEST_F(Loop, BudgetStopsTheSearchCleanly) {
+  auto db = Db();
+  llm::LlmConfig config;
+  config.backends["rec"] = llm::BackendConfig{"scripted"};
+  config.backends["rec"].scripted.path = recording_;
+  config.roles["default"] = llm::RoleSettings{"rec"};
+  config.budget.tokens = 1;  // spent by the first call
+  auto client = llm::BuildLlmClient(config);
+  ASSERT_TRUE(client.ok());
+  auto target = Target();
+  auto run = db->CreateRun(Json::object());
+  auto result = cli::OptimizeTask(Settings(), *task_, *run, *db, **client, *target);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_NE(result->stopped.find("token budget"), std::string::npos) << result->stopped;
+  auto checkpoint = db->LatestIteration(*run, "scale");
+  ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+  EXPECT_EQ((*checkpoint)->first, 1);  // the first iteration finished, the second never started
+}
+
+}  // namespace
+}  // namespace accelopt
