@@ -17,10 +17,13 @@ build: setup $(BUILD)/build.ninja
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The main job: measure this machine, then score every task's baseline.
+# The main job: measure this machine, then optimize with the configured model
+# (accelopt.yaml or $$ACCELOPT_CONFIG), or, when none is configured, replay the
+# recorded demo on silu, matmul and rmsnorm_matmul. TASKS= names the tasks for a real model.
+TASKS ?=
 demo: build
 	$(BUILD)/accelopt calibrate
-	$(BUILD)/accelopt bench
+	$(BUILD)/accelopt optimize $(TASKS)
 
 # Benchmarks of the engine itself (compile time, overhead, timing spread).
 bench-engine: build

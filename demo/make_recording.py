@@ -12,6 +12,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
 
 # Per task, in the order the loop asks: two plans for iteration 1 (on the baseline),
 # two for iteration 2 (on the iteration-1 winner). Each iteration-2 kernel holds the
@@ -297,8 +298,15 @@ def main():
     entries, kernels = [], []
     for task, steps in STEPS.items():
         assert [s["step"] for s in steps] == ["iter1_a", "iter1_b", "iter2_a", "iter2_b"]
-        for s in steps:  # planner answers in the order the loop asks
-            entries.append({"role": "planner", "match": f"Task: {task}",
+        # Planner answers are tied to the prompt that asks for them, not to the order of
+        # the calls, so a resumed run (whose recorded calls are not asked again) gets the
+        # same plans: iteration 1 prompts show the baseline (its first comment line),
+        # iteration 2 prompts do not; "proposal k of 2" picks the plan within an iteration.
+        baseline_marker = open(os.path.join(REPO, "suite", task, "baseline.cpp")).readline().strip()
+        for i, s in enumerate(steps):
+            first_iteration = s["step"].startswith("iter1")
+            match = [baseline_marker if first_iteration else f"Task: {task}", f"proposal {i % 2 + 1} of 2"]
+            entries.append({"role": "planner", "match": match,
                             "response": f"PLAN: {s['title']}\n{s['details']}"})
         for s in steps:
             code = kernel_text(task, s["step"])

@@ -47,8 +47,11 @@ std::map<std::string, std::string> Agents::Common() const {
   return v;
 }
 
-Result<Plan> Agents::Propose(const KernelView& kernel, const std::string& lessons, const std::string& key) {
+Result<Plan> Agents::Propose(const KernelView& kernel, const std::string& lessons, int proposal, int proposals,
+                             const std::string& key) {
   auto v = Common();
+  v["proposal"] = std::to_string(proposal);
+  v["proposals"] = std::to_string(proposals);
   v["kernel"] = kernel.code;
   v["profile"] = kernel.profile_text;
   v["lessons"] = lessons.empty() ? "(none yet)" : lessons;

@@ -48,8 +48,10 @@ class Agents {
  public:
   Agents(ModelPort& model, PromptTemplates templates, TaskBrief brief);
 
-  /// One plan for `kernel`. An answer without a plan is an Error (recorded by the port).
-  Result<Plan> Propose(const KernelView& kernel, const std::string& lessons, const std::string& key);
+  /// Plan number `proposal` (1-based) of `proposals` for `kernel`. An answer
+  /// without a plan is an Error (recorded by the port).
+  Result<Plan> Propose(const KernelView& kernel, const std::string& lessons, int proposal, int proposals,
+                       const std::string& key);
   /// The new kernel's code. An answer without a code block is an Error.
   Result<std::string> Execute(const KernelView& kernel, const Plan& plan, const std::string& key);
   /// A repaired kernel from a failing one and its log.

@@ -102,6 +102,7 @@ void UseDemo(OptimizeFlags& f) {
   f.search.beam = 1;
   f.search.samples = 1;
   f.search.fix_rounds = 0;
+  if (f.memory == "shared") f.memory = "demo";  // recorded lessons stay out of the shared memory
 }
 
 std::string MemoryNameFor(const OptimizeFlags& f, int64_t run_id) {

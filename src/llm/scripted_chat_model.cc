@@ -5,7 +5,8 @@
 //    "input_tokens": 120, "output_tokens": 80, "repeat": false}
 // Only "response" is required. A request takes the first unused entry, in file
 // order, whose role is the request's agent_role (or that has no role) and whose
-// match is a substring of the prompt (the message contents joined by newlines).
+// match is a substring of the prompt (the message contents joined by newlines),
+// or a list of substrings that must all occur.
 // A "repeat" entry is never used up. Blank lines and lines starting with '#' are
 // comments.
 
@@ -26,6 +27,7 @@ struct Entry {
   int line = 0;
   std::string role;                  // "" = any role
   std::optional<std::string> match;  // absent = any prompt
+  std::vector<std::string> also;     // further substrings that must occur too ("match": [a, b, ...])
   std::string response;
   std::string reasoning;
   std::optional<long> input_tokens;
@@ -79,7 +81,15 @@ Result<Entry> ParseEntry(const std::string& text) {
     if (!value) return value.error();
     *slot = *value;
   }
-  if (object.contains("match")) {
+  if (object.contains("match") && object["match"].is_array()) {
+    // Several substrings, all of which must occur in the prompt.
+    for (const auto& part : object["match"]) {
+      if (!part.is_string()) return Error{"'match' must be a string or a list of strings, got " + object["match"].dump()};
+      if (!entry.match) entry.match = part.get<std::string>();
+      else entry.also.push_back(part.get<std::string>());
+    }
+    if (!entry.match) return Error{"'match' is an empty list"};
+  } else if (object.contains("match")) {
     auto match = StringField(object, "match");
     if (!match) return match.error();
     entry.match = *match;
@@ -174,6 +184,9 @@ class ScriptedChatModel : public ChatModel {
     for (Entry& entry : entries_) {
       if (entry.used || !RoleApplies(entry, request.agent_role)) continue;
       if (entry.match && prompt.find(*entry.match) == std::string::npos) continue;
+      if (std::any_of(entry.also.begin(), entry.also.end(),
+                      [&](const std::string& part) { return prompt.find(part) == std::string::npos; }))
+        continue;
       if (!entry.repeat) entry.used = true;
       return Answer(entry, prompt);
     }

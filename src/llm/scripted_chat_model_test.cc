@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -266,6 +267,30 @@ TEST(ChatModel, FailureKindNames) {
   EXPECT_STREQ(FailureKindName(FailureKind::kMalformed), "malformed");
   EXPECT_STREQ(FailureKindName(FailureKind::kNoMatch), "no_match");
   EXPECT_STREQ(FailureKindName(FailureKind::kBudget), "budget");
+}
+
+}  // namespace
+}  // namespace accelopt::llm
+
+namespace accelopt::llm {
+namespace {
+
+TEST(ScriptedMatchList, EveryListedSubstringMustOccur) {
+  testing::TempDir dir;
+  std::string path = dir.path() + "/r.jsonl";
+  std::ofstream(path) << R"({"role": "planner", "match": ["Task: silu", "proposal 2 of 2"], "response": "second"})" "\n"
+                      << R"({"role": "planner", "match": ["Task: silu", "proposal 1 of 2"], "response": "first"})" "\n";
+  auto model = OpenScriptedChatModel({path});
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ChatRequest request;
+  request.agent_role = "planner";
+  request.messages = {{"user", "Task: silu\nThis is proposal 1 of 2."}};
+  auto outcome = (*model)->Complete(request);
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome.response->text, "first");
+  request.messages = {{"user", "Task: silu\nThis is proposal 2 of 2."}};
+  EXPECT_EQ((*model)->Complete(request).response->text, "second");
+  EXPECT_FALSE((*model)->Complete(request).ok());
 }
 
 }  // namespace

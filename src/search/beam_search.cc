@@ -128,7 +128,8 @@ class Iteration {
       const Candidate& parent = state_.beam[p.parent];
       agents::KernelView view{parent.code, ProfileText(parent.profile)};
       std::string base = key_ + "/" + parent.hash + "/plan" + std::to_string(i % options_.plans);
-      auto plan = agents_.Propose(view, lessons, base);
+      int proposal = static_cast<int>(i % options_.plans) + 1;
+      auto plan = agents_.Propose(view, lessons, proposal, options_.plans, base);
       if (!plan) return Fail("planner", plan.error().message);
       p.plan = *plan;
       p.planned = true;
