@@ -28,6 +28,7 @@ demo: build
 # Benchmarks of the engine itself (compile time, overhead, timing spread).
 bench-engine: build
 	$(BUILD)/engine_bench
+	$(BUILD)/loop_bench
 
 clean:
 	rm -rf $(BUILD)

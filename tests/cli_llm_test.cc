@@ -35,7 +35,7 @@ TEST(CliLlmPing, ReportsModelLatencyTokensAndCost) {
   server.Enqueue({.text = "pong", .input_tokens = 20, .output_tokens = 3});
   setenv("ACCELOPT_CLI_TEST_KEY", "sk-cli-test-PRIVATE", 1);
   CommandRun run = Accelopt("llm ping --role planner --json --base-url " + server.base_url() +
-                     " --model gpt-4o --api-key-env ACCELOPT_CLI_TEST_KEY");
+                            " --model gpt-4o --api-key-env ACCELOPT_CLI_TEST_KEY");
   ASSERT_EQ(run.exit_code, 0) << run.out;
   Json record = Json::parse(run.out);
   EXPECT_EQ(record["model"], "gpt-4o");

@@ -21,19 +21,23 @@ namespace {
 std::string Line(const Json& j) { return j.dump() + "\n"; }
 
 // Kernels for out = 2 * x; the "duplicate" differs from "unrolled" only in comments and spaces.
-const char* kUnrolled = "extern \"C\" void kernel(const float* x, float* out) {\n"
-                        "  long i = 0;\n  for (; i + 4 <= M * N; i += 4) {\n"
-                        "    out[i] = 2.0f * x[i]; out[i+1] = 2.0f * x[i+1]; out[i+2] = 2.0f * x[i+2]; out[i+3] = 2.0f * x[i+3];\n"
-                        "  }\n  for (; i < M * N; ++i) out[i] = 2.0f * x[i];\n}\n";
-const char* kDuplicate = "// the same kernel again\nextern \"C\" void kernel(const float* x, float* out) {\n"
-                         "  long i = 0;\n  for (; i + 4 <= M * N; i += 4) {\n"
-                         "    out[i] = 2.0f * x[i];   out[i+1] = 2.0f * x[i+1]; out[i+2] = 2.0f * x[i+2]; out[i+3] = 2.0f * x[i+3];\n"
-                         "  }\n  for (; i < M * N; ++i) out[i] = 2.0f * x[i];\n}\n";
-const char* kSimd = "extern \"C\" void kernel(const float* x, float* out) {\n#pragma omp simd\n"
-                    "  for (long i = 0; i < M * N; ++i) out[i] = x[i] + x[i];\n}\n";
+const char* kUnrolled =
+    "extern \"C\" void kernel(const float* x, float* out) {\n"
+    "  long i = 0;\n  for (; i + 4 <= M * N; i += 4) {\n"
+    "    out[i] = 2.0f * x[i]; out[i+1] = 2.0f * x[i+1]; out[i+2] = 2.0f * x[i+2]; out[i+3] = 2.0f * x[i+3];\n"
+    "  }\n  for (; i < M * N; ++i) out[i] = 2.0f * x[i];\n}\n";
+const char* kDuplicate =
+    "// the same kernel again\nextern \"C\" void kernel(const float* x, float* out) {\n"
+    "  long i = 0;\n  for (; i + 4 <= M * N; i += 4) {\n"
+    "    out[i] = 2.0f * x[i];   out[i+1] = 2.0f * x[i+1]; out[i+2] = 2.0f * x[i+2]; out[i+3] = 2.0f * x[i+3];\n"
+    "  }\n  for (; i < M * N; ++i) out[i] = 2.0f * x[i];\n}\n";
+const char* kSimd =
+    "extern \"C\" void kernel(const float* x, float* out) {\n#pragma omp simd\n"
+    "  for (long i = 0; i < M * N; ++i) out[i] = x[i] + x[i];\n}\n";
 const char* kBroken = "extern \"C\" void kernel(const float* x, float* out) { out[0] = x[0] +; }\n";
-const char* kFixed = "extern \"C\" void kernel(const float* x, float* out) {\n"
-                     "  for (long i = M * N - 1; i >= 0; --i) out[i] = x[i] * 2.0f;\n}\n";
+const char* kFixed =
+    "extern \"C\" void kernel(const float* x, float* out) {\n"
+    "  for (long i = M * N - 1; i >= 0; --i) out[i] = x[i] * 2.0f;\n}\n";
 
 std::string Fenced(const std::string& code) { return "Here it is.\n```cpp\n" + code + "```\n"; }
 
@@ -47,13 +51,22 @@ class Loop : public ::testing::Test {
     std::ofstream out(recording_);
     out << "# Recorded exchanges for the loop tests.\n";
     for (const char* plan : {"Unroll by four", "Use OpenMP simd", "Broken attempt", "Duplicate of unroll"})
-      out << Line({{"role", "planner"}, {"match", "Task: scale"}, {"response", std::string("PLAN: ") + plan + "\nDo it."}});
-    out << Line({{"role", "executor"}, {"match", "Plan: Unroll by four"}, {"response", Fenced(kUnrolled)}, {"repeat", true}});
-    out << Line({{"role", "executor"}, {"match", "Plan: Use OpenMP simd"}, {"response", Fenced(kSimd)}, {"repeat", true}});
-    out << Line({{"role", "executor"}, {"match", "Plan: Broken attempt"}, {"response", Fenced(kBroken)}, {"repeat", true}});
-    out << Line({{"role", "executor"}, {"match", "Plan: Duplicate of unroll"}, {"response", Fenced(kDuplicate)}, {"repeat", true}});
-    out << Line({{"role", "fixer"}, {"match", "expected primary-expression"}, {"response", Fenced(kFixed)}, {"repeat", true}});
-    out << Line({{"role", "summarizer"}, {"response", "**Write each output once**\nStream it.\nbefore: a\nafter: b"},
+      out << Line(
+          {{"role", "planner"}, {"match", "Task: scale"}, {"response", std::string("PLAN: ") + plan + "\nDo it."}});
+    out << Line(
+        {{"role", "executor"}, {"match", "Plan: Unroll by four"}, {"response", Fenced(kUnrolled)}, {"repeat", true}});
+    out << Line(
+        {{"role", "executor"}, {"match", "Plan: Use OpenMP simd"}, {"response", Fenced(kSimd)}, {"repeat", true}});
+    out << Line(
+        {{"role", "executor"}, {"match", "Plan: Broken attempt"}, {"response", Fenced(kBroken)}, {"repeat", true}});
+    out << Line({{"role", "executor"},
+                 {"match", "Plan: Duplicate of unroll"},
+                 {"response", Fenced(kDuplicate)},
+                 {"repeat", true}});
+    out << Line(
+        {{"role", "fixer"}, {"match", "expected primary-expression"}, {"response", Fenced(kFixed)}, {"repeat", true}});
+    out << Line({{"role", "summarizer"},
+                 {"response", "**Write each output once**\nStream it.\nbefore: a\nafter: b"},
                  {"repeat", true}});
   }
 

@@ -39,10 +39,14 @@ Agents::Agents(ModelPort& model, PromptTemplates templates, TaskBrief brief)
 std::map<std::string, std::string> Agents::Common() const {
   char tolerance[32];
   std::snprintf(tolerance, sizeof tolerance, "%.0e", brief_.tolerance);
-  std::map<std::string, std::string> v = {{"task", brief_.task},         {"description", brief_.description},
-                                          {"signature", brief_.signature}, {"shape", brief_.shape},
-                                          {"reference", brief_.reference}, {"flags", brief_.flags},
-                                          {"isa", brief_.isa},             {"tolerance", tolerance}};
+  std::map<std::string, std::string> v = {{"task", brief_.task},
+                                          {"description", brief_.description},
+                                          {"signature", brief_.signature},
+                                          {"shape", brief_.shape},
+                                          {"reference", brief_.reference},
+                                          {"flags", brief_.flags},
+                                          {"isa", brief_.isa},
+                                          {"tolerance", tolerance}};
   v["rules"] = Render(templates_.text.at("rules"), v);
   return v;
 }
@@ -86,8 +90,8 @@ Result<std::string> Agents::Fix(const std::string& code, const std::string& stat
   return *fixed;
 }
 
-Result<std::optional<LessonText>> Agents::Summarize(const std::string& slow, const std::string& fast,
-                                                    const Plan& plan, double speedup, const std::string& key) {
+Result<std::optional<LessonText>> Agents::Summarize(const std::string& slow, const std::string& fast, const Plan& plan,
+                                                    double speedup, const std::string& key) {
   auto v = Common();
   v["slow_kernel"] = slow;
   v["fast_kernel"] = fast;

@@ -35,12 +35,24 @@ Json ToJson(const OptimizeFlags& f) {
           {"demo", f.demo},
           {"suite", f.common.suite_dir},
           {"search",
-           {{"iterations", s.iterations}, {"plans", s.plans}, {"beam", s.beam}, {"samples", s.samples},
-            {"top_k", s.top_k}, {"memory_capacity", s.memory_capacity}, {"max_threshold", s.max_threshold},
-            {"min_threshold", s.min_threshold}, {"fix_rounds", s.fix_rounds}, {"llm_parallelism", s.llm_parallelism}}},
+           {{"iterations", s.iterations},
+            {"plans", s.plans},
+            {"beam", s.beam},
+            {"samples", s.samples},
+            {"top_k", s.top_k},
+            {"memory_capacity", s.memory_capacity},
+            {"max_threshold", s.max_threshold},
+            {"min_threshold", s.min_threshold},
+            {"fix_rounds", s.fix_rounds},
+            {"llm_parallelism", s.llm_parallelism}}},
           {"llm",
-           {{"config", ConfigPathFor(f.llm)}, {"kind", o.kind}, {"base_url", o.base_url}, {"model", o.model},
-            {"api_key_env", o.api_key_env}, {"scripted", o.scripted_path}, {"exchange", o.exchange_dir}}},
+           {{"config", ConfigPathFor(f.llm)},
+            {"kind", o.kind},
+            {"base_url", o.base_url},
+            {"model", o.model},
+            {"api_key_env", o.api_key_env},
+            {"scripted", o.scripted_path},
+            {"exchange", o.exchange_dir}}},
           {"eval", {{"seeds", f.eval.seeds}, {"timeout", f.eval.timeout}, {"cpus", f.eval.cpus}}}};
 }
 
@@ -52,7 +64,7 @@ OptimizeFlags FromJson(const Json& j) {
   f.demo = j.value("demo", false);
   f.common.suite_dir = j.value("suite", "");
   const Json& s = j.at("search");
-  f.search = {s.at("iterations"), s.at("plans"),         s.at("beam"),          s.at("samples"),
+  f.search = {s.at("iterations"), s.at("plans"),           s.at("beam"),          s.at("samples"),
               s.at("top_k"),      s.at("memory_capacity"), s.at("max_threshold"), s.at("min_threshold"),
               s.at("fix_rounds"), s.at("llm_parallelism")};
   const Json& l = j.at("llm");
@@ -130,6 +142,7 @@ void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db) {
   if (!config.configured()) throw Exit{kExitError, HowToConfigure()};
   auto client = llm::BuildLlmClient(config);
   if (!client) throw Exit{kExitError, client.error().message};
+  (*client)->RetainRecords(false);  // the store keeps them
   auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true, false);
   auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, f.eval));
   std::vector<TaskResult> results;
@@ -139,14 +152,19 @@ void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db) {
     auto r = OptimizeTask(settings, *task, run_id, db, **client, *target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
-      throw Exit{kExitError, r.error().message + fmt::format("\n(run {} can be resumed with `accelopt resume {}`)",
-                                                             run_id, run_id)};
+      throw Exit{kExitError, r.error().message +
+                                 fmt::format("\n(run {} can be resumed with `accelopt resume {}`)", run_id, run_id)};
     }
     results.push_back(*r);
-    summary.push_back({{"task", r->task}, {"baseline_s", r->baseline.latency()}, {"best_s", r->best.latency()},
-                       {"best_candidate", r->best.id}, {"percent_before", r->baseline.profile.percent_of_peak},
-                       {"percent_after", r->best.profile.percent_of_peak}, {"cost_usd", r->cost},
-                       {"unknown_cost_calls", r->unknown_cost_calls}, {"stopped", r->stopped}});
+    summary.push_back({{"task", r->task},
+                       {"baseline_s", r->baseline.latency()},
+                       {"best_s", r->best.latency()},
+                       {"best_candidate", r->best.id},
+                       {"percent_before", r->baseline.profile.percent_of_peak},
+                       {"percent_after", r->best.profile.percent_of_peak},
+                       {"cost_usd", r->cost},
+                       {"unknown_cost_calls", r->unknown_cost_calls},
+                       {"stopped", r->stopped}});
   }
   bool stopped = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.stopped.empty(); });
   db.SetRunStatus(run_id, stopped ? "stopped" : "finished", summary);
@@ -162,22 +180,37 @@ std::unique_ptr<store::Store> OpenDb(const std::string& path) {
 }  // namespace
 
 void RegisterOptimize(CLI::App& app) {
-  auto* cmd = app.add_subcommand("optimize",
+  auto* cmd = app.add_subcommand(
+      "optimize",
       "optimize tasks with the LLM agents: beam search, lessons in a persistent memory, everything recorded\n"
       "without tasks and without a configured model: the recorded offline demo");
   static OptimizeFlags flags;
   cmd->add_option("TASK", flags.tasks, "tasks to optimize (see `accelopt tasks`)");
-  cmd->add_flag("--demo", flags.demo, "replay the recorded demo (silu, matmul, rmsnorm_matmul) instead of a live model");
+  cmd->add_flag("--demo", flags.demo,
+                "replay the recorded demo (silu, matmul, rmsnorm_matmul) instead of a live model");
   AddSearchFlags(*cmd, flags);
   cmd->callback([] {
     OptimizeFlags& f = flags;
+    if (!f.demo && !LlmConfigFor(f.llm).configured()) {
+      auto servers = llm::ProbeLocalServers();
+      if (!servers.empty() && !servers.front().models.empty()) {
+        const auto& s = servers.front();
+        f.llm.override_.base_url = s.base_url;
+        f.llm.override_.model = s.models.front();
+        fmt::print(stderr, "No model is configured; using {} found at {} (model {}).\n", s.name, s.base_url,
+                   s.models.front());
+      } else {
+        fmt::print(stderr,
+                   "No language model is configured or found: running the recorded demo (answers replayed from "
+                   "demo/recording.jsonl; every figure is measured now). To use a model: --base-url URL --model M, "
+                   "or accelopt.yaml (docs/llm.md).\n");
+        f.demo = true;
+      }
+    }
     if (!f.demo && f.tasks.empty()) {
-      if (LlmConfigFor(f.llm).configured()) throw Exit{kExitError, "name the tasks to optimize (see `accelopt tasks`)"};
-      fmt::print(stderr,
-                 "No language model is configured: running the recorded demo (answers replayed from "
-                 "demo/recording.jsonl; every figure is measured now). Configure a model with --base-url/--model or "
-                 "accelopt.yaml, see docs/llm.md.\n");
-      f.demo = true;
+      f.tasks.assign(std::begin(kDemoTasks), std::end(kDemoTasks));
+      fmt::print(stderr, "No tasks named: optimizing {}, {} and {} (name tasks to choose).\n", kDemoTasks[0],
+                 kDemoTasks[1], kDemoTasks[2]);
     }
     if (f.demo) UseDemo(f);
     auto db = OpenDb(f.db);
@@ -187,7 +220,8 @@ void RegisterOptimize(CLI::App& app) {
     Execute(f, *run_id, *db);
   });
 
-  auto* resume = app.add_subcommand("resume", "continue a run that was stopped or killed, without redoing what it recorded");
+  auto* resume =
+      app.add_subcommand("resume", "continue a run that was stopped or killed, without redoing what it recorded");
   static int64_t run = 0;
   static std::string db_path = "accelopt.db";
   resume->add_option("RUN", run, "run id (see `accelopt runs`)")->required();

@@ -34,7 +34,10 @@ void RegisterRuns(CLI::App& app) {
     if (json) {
       Json out = Json::array();
       for (const auto& r : runs)
-        out.push_back({{"id", r.id}, {"created_at", r.created_at}, {"status", r.status}, {"config", r.config},
+        out.push_back({{"id", r.id},
+                       {"created_at", r.created_at},
+                       {"status", r.status},
+                       {"config", r.config},
                        {"summary", r.summary}});
       fmt::print("{}\n", out.dump(2));
       return;
@@ -45,7 +48,8 @@ void RegisterRuns(CLI::App& app) {
       if (r.summary.is_array())
         for (const auto& t : r.summary)
           if (t.value("best_s", 0.0) > 0)
-            tasks += fmt::format("{}: {:.2f}x  ", t.value("task", ""), t.value("baseline_s", 0.0) / t["best_s"].get<double>());
+            tasks += fmt::format("{}: {:.2f}x  ", t.value("task", ""),
+                                 t.value("baseline_s", 0.0) / t["best_s"].get<double>());
       if (tasks.empty() && r.config.contains("tasks"))
         for (const auto& t : r.config["tasks"]) tasks += t.get<std::string>() + "  ";
       fmt::print("{:>4}  {:<20}  {:<9}  {}\n", r.id, r.created_at, r.status, tasks);
@@ -75,14 +79,16 @@ void RegisterShow(CLI::App& app) {
     }
     for (const auto& [task, b] : best) {
       std::vector<const store::CandidateRow*> chain;
-      for (const store::CandidateRow* c = b; c; c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
+      for (const store::CandidateRow* c = b; c;
+           c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
         chain.push_back(c);
-      fmt::print("\n== {}: best candidate {} ({:.6g} s, {:.2f}% of peak)\n", task, b->id, b->latency_s, b->percent_of_peak);
+      fmt::print("\n== {}: best candidate {} ({:.6g} s, {:.2f}% of peak)\n", task, b->id, b->latency_s,
+                 b->percent_of_peak);
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         const auto* c = *it;
         std::string plan = c->plan.empty() ? "(baseline)" : c->plan.substr(0, c->plan.find('\n'));
-        fmt::print("  iteration {:>2}  candidate {:>4}  {:>12.6g} s  {:>7.2f}%  {}\n", c->iteration, c->id, c->latency_s,
-                   c->percent_of_peak, plan);
+        fmt::print("  iteration {:>2}  candidate {:>4}  {:>12.6g} s  {:>7.2f}%  {}\n", c->iteration, c->id,
+                   c->latency_s, c->percent_of_peak, plan);
       }
       if (code) fmt::print("\n{}\n", b->code);
     }
@@ -99,9 +105,17 @@ void RegisterShow(CLI::App& app) {
 }
 
 Json LessonJson(const store::Lesson& l) {
-  return {{"id", l.id},         {"memory", l.memory}, {"task", l.task},           {"target", l.target},
-          {"speedup", l.speedup}, {"title", l.title}, {"text", l.text},           {"run_id", l.run_id},
-          {"slow_candidate", l.slow_candidate}, {"fast_candidate", l.fast_candidate}, {"created_at", l.created_at}};
+  return {{"id", l.id},
+          {"memory", l.memory},
+          {"task", l.task},
+          {"target", l.target},
+          {"speedup", l.speedup},
+          {"title", l.title},
+          {"text", l.text},
+          {"run_id", l.run_id},
+          {"slow_candidate", l.slow_candidate},
+          {"fast_candidate", l.fast_candidate},
+          {"created_at", l.created_at}};
 }
 
 void RegisterMemory(CLI::App& app) {
@@ -136,8 +150,10 @@ void RegisterMemory(CLI::App& app) {
   exp->callback([] {
     Json out = Json::array();
     for (const auto& l : Must(Open(db)->ListLessons(name, 0))) out.push_back(LessonJson(l));
-    if (file.empty()) fmt::print("{}\n", out.dump(2));
-    else if (auto s = WriteJsonFile(file, out); !s) throw Exit{kExitError, s.error().message};
+    if (file.empty())
+      fmt::print("{}\n", out.dump(2));
+    else if (auto s = WriteJsonFile(file, out); !s)
+      throw Exit{kExitError, s.error().message};
   });
   auto* imp = cmd->add_subcommand("import", "add lessons from an exported JSON file to a memory");
   imp->add_option("FILE", file, "exported lessons")->required();

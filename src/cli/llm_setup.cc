@@ -18,7 +18,8 @@ void AddLlmFlags(CLI::App& app, LlmFlags& flags) {
   app.add_option("--exchange", flags.override_.exchange_dir, "write prompts to this folder and wait for answers");
   app.add_option("--temperature", flags.override_.temperature, "sampling temperature for every role");
   app.add_option("--max-tokens", flags.override_.max_tokens, "answer token limit for every role");
-  app.add_option("--reasoning-effort", flags.override_.reasoning_effort, "low, medium or high, where the server accepts it")
+  app.add_option("--reasoning-effort", flags.override_.reasoning_effort,
+                 "low, medium or high, where the server accepts it")
       ->check(CLI::IsMember({"low", "medium", "high"}));
   app.add_option("--thinking-budget", flags.override_.thinking_budget_tokens,
                  "Anthropic extended thinking budget in tokens for every role");

@@ -18,25 +18,20 @@ Result<std::string> StoreModelPort::Ask(const std::string& role, const std::stri
     ++replayed_;
     return (**recorded).value("response", "");
   }
-  auto answer = client_.Chat(role, {{"user", prompt}});
-  auto records = client_.records();
-  // The client records every call; the newest of this role and prompt is ours.
-  for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    if (it->agent_role != role || it->prompt.empty() || it->prompt.back().content != prompt) continue;
-    Json record = it->ToJson();
-    record["task"] = task_;
-    record["key"] = key;
-    // A failed call is kept for accounting under its own key, so a resume asks again.
-    std::string stored_key = answer ? key : key + "#failed-" + it->id;
-    if (auto s = store_.PutLlmCall(stored_key, run_id_, role, record); !s) return s.error();
-    break;
-  }
+  llm::CallRecord call;
+  auto answer = client_.Chat(role, {{"user", prompt}}, &call);
+  Json record = call.ToJson();
+  record["task"] = task_;
+  record["key"] = key;
+  // A failed call is kept for accounting under its own key, so a resume asks again.
+  std::string stored_key = answer ? key : key + "#failed-" + call.id;
+  if (auto s = store_.PutLlmCall(stored_key, run_id_, role, record); !s) return s.error();
   if (!answer) return answer.error();
   return answer->text;
 }
 
-StoreEvaluator::StoreEvaluator(store::Store& store, targets::Target& target, const suite::Task& task,
-                               std::string shape, int64_t run_id)
+StoreEvaluator::StoreEvaluator(store::Store& store, targets::Target& target, const suite::Task& task, std::string shape,
+                               int64_t run_id)
     : store_(store), target_(target), task_(task), shape_(std::move(shape)), run_id_(run_id) {}
 
 Result<eval::Profile> StoreEvaluator::EvaluateOne(const std::string& code) {
@@ -80,8 +75,10 @@ void RunRecorder::OnCandidate(search::Candidate& c) {
   row.percent_of_peak = c.profile.percent_of_peak;
   row.profile = c.profile.ToJson();
   auto id = store_.AddCandidate(row);
-  if (id) c.id = *id;
-  else fmt::print(stderr, "warning: {}\n", id.error().message);
+  if (id)
+    c.id = *id;
+  else
+    fmt::print(stderr, "warning: {}\n", id.error().message);
 }
 
 void RunRecorder::OnLesson(memory::MemoryLesson& lesson, const search::Candidate& slow, const search::Candidate& fast) {
@@ -96,8 +93,10 @@ void RunRecorder::OnLesson(memory::MemoryLesson& lesson, const search::Candidate
   row.slow_candidate = slow.id;
   row.fast_candidate = fast.id;
   auto id = store_.AddLesson(row);
-  if (id) lesson.id = *id;
-  else fmt::print(stderr, "warning: {}\n", id.error().message);
+  if (id)
+    lesson.id = *id;
+  else
+    fmt::print(stderr, "warning: {}\n", id.error().message);
   fmt::print(stderr, "  lesson ({:.2f}x): {}\n", lesson.speedup, lesson.title);
 }
 
@@ -108,7 +107,8 @@ void RunRecorder::OnAgentFailure(const std::string& role, const std::string& mes
 void RunRecorder::OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) {
   llm::Totals t = client_.totals();
   std::string cost = fmt::format("${:.4f}", t.cost_usd) + (t.unknown_cost_calls ? " + unknown" : "");
-  fmt::print(stderr, "[{}] iteration {}/{}: evaluated {}/{}, best {:.2f}% of peak ({}), tokens {} in / {} out, cost {}\n",
+  fmt::print(stderr,
+             "[{}] iteration {}/{}: evaluated {}/{}, best {:.2f}% of peak ({}), tokens {} in / {} out, cost {}\n",
              task_, iteration, iterations_, evaluated, total, best.profile.percent_of_peak,
              best.ok() ? FormatSeconds(best.latency()) : "-", t.input_tokens, t.output_tokens, cost);
 }
@@ -244,14 +244,17 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   for (const auto& row : *all)
     if (row.status == "ok" && row.latency_s > 0 && row.latency_s < result.best.latency()) {
       auto profile = eval::ProfileFromJson(row.profile);
-      if (profile) result.best = {row.id, row.iteration, row.parent_id, "", row.plan, row.code, row.code_hash, *profile};
+      if (profile)
+        result.best = {row.id, row.iteration, row.parent_id, "", row.plan, row.code, row.code_hash, *profile};
     }
   auto calls = db.ListLlmCalls(run_id);
   if (!calls) return calls.error();
   for (const auto& c : *calls)
     if (c.value("task", "") == task.name) {
-      if (c.contains("cost_usd") && c["cost_usd"].is_number()) result.cost += c["cost_usd"].get<double>();
-      else if (c.value("error", "").empty()) ++result.unknown_cost_calls;
+      if (c.contains("cost_usd") && c["cost_usd"].is_number())
+        result.cost += c["cost_usd"].get<double>();
+      else if (c.value("error", "").empty())
+        ++result.unknown_cost_calls;
     }
   return result;
 }

@@ -98,7 +98,7 @@ struct TaskResult {
 /// Optimizes one task within run `run_id`: the baseline (evaluated once), then
 /// the beam search from the latest checkpoint (or the start), recording as it
 /// goes. Resuming a killed run calls this again with the same run.
-Result<TaskResult> OptimizeTask(const TaskSettings& settings, const suite::Task& task, int64_t run_id,
-                                store::Store& db, llm::LlmClient& client, targets::Target& target);
+Result<TaskResult> OptimizeTask(const TaskSettings& settings, const suite::Task& task, int64_t run_id, store::Store& db,
+                                llm::LlmClient& client, targets::Target& target);
 
 }  // namespace accelopt::cli

@@ -4,8 +4,8 @@
 /// the usual local servers.
 
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 

@@ -147,7 +147,12 @@ double LlmClient::BackoffSeconds(int attempt, const CallFailure& failure) {
   return delay * (1 - retry_.jitter + 2 * retry_.jitter * unit);
 }
 
-void LlmClient::Finish(CallRecord record) {
+void LlmClient::RetainRecords(bool retain) {
+  std::lock_guard lock(mu_);
+  retain_records_ = retain;
+}
+
+void LlmClient::Finish(CallRecord record, CallRecord* out) {
   std::vector<std::function<void(const CallRecord&)>> listeners;
   {
     std::lock_guard lock(mu_);
@@ -162,13 +167,15 @@ void LlmClient::Finish(CallRecord record) {
       totals_.cost_usd += *record.cost_usd;
     else if (record.error.empty())
       ++totals_.unknown_cost_calls;
-    records_.push_back(record);
+    if (retain_records_) records_.push_back(record);
     listeners = listeners_;
   }
   for (const auto& listener : listeners) listener(record);
+  if (out) *out = std::move(record);
 }
 
-Result<ChatResponse> LlmClient::Chat(const std::string& agent_role, const std::vector<Message>& messages) {
+Result<ChatResponse> LlmClient::Chat(const std::string& agent_role, const std::vector<Message>& messages,
+                                     CallRecord* out) {
   auto start = std::chrono::steady_clock::now();
   CallRecord record;
   record.agent_role = agent_role;
@@ -182,7 +189,7 @@ Result<ChatResponse> LlmClient::Chat(const std::string& agent_role, const std::v
     record.error_kind = kind;
     record.error = message;
     record.latency_seconds = SecondsSince(start);
-    Finish(record);
+    Finish(record, out);
     return Error{"LLM call for role '" + agent_role + "' failed: " + message};
   };
   auto role = RoleFor(agent_role);
@@ -218,7 +225,7 @@ Result<ChatResponse> LlmClient::Chat(const std::string& agent_role, const std::v
       record.usage = r.usage;
       record.cost_usd = prices_.Cost(record.model, r.usage);
       record.latency_seconds = SecondsSince(start);
-      Finish(record);
+      Finish(record, out);
       return std::move(r);
     }
     const CallFailure& f = *outcome.failure;

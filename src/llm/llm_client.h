@@ -91,7 +91,13 @@ class LlmClient {
   /// for a slot, retries). Thread-safe. An Error means no answer: the request
   /// was refused (unknown role, budget spent) or every attempt failed; the call
   /// is recorded either way.
-  Result<ChatResponse> Chat(const std::string& agent_role, const std::vector<Message>& messages);
+  /// `record`, when given, receives this call's record.
+  Result<ChatResponse> Chat(const std::string& agent_role, const std::vector<Message>& messages,
+                            CallRecord* record = nullptr);
+
+  /// Whether records() keeps every call (default true). A long run that
+  /// stores its records elsewhere turns this off to keep memory flat.
+  void RetainRecords(bool retain);
 
   /// Called with each finished call's record, on the calling thread.
   void AddListener(std::function<void(const CallRecord&)> listener);
@@ -109,7 +115,7 @@ class LlmClient {
   Result<const RoleSettings*> RoleFor(const std::string& agent_role) const;
   std::optional<std::string> BudgetRefusal(const std::string& model) const;
   double BackoffSeconds(int attempt, const CallFailure& failure);
-  void Finish(CallRecord record);
+  void Finish(CallRecord record, CallRecord* out);
 
   std::map<std::string, std::unique_ptr<BackendState>> backends_;
   std::map<std::string, RoleSettings> roles_;
@@ -123,6 +129,7 @@ class LlmClient {
   std::vector<CallRecord> records_;
   std::vector<std::function<void(const CallRecord&)>> listeners_;
   long next_id_ = 1;
+  bool retain_records_ = true;
   uint64_t rng_state_;
 };
 

@@ -84,9 +84,12 @@ Result<Entry> ParseEntry(const std::string& text) {
   if (object.contains("match") && object["match"].is_array()) {
     // Several substrings, all of which must occur in the prompt.
     for (const auto& part : object["match"]) {
-      if (!part.is_string()) return Error{"'match' must be a string or a list of strings, got " + object["match"].dump()};
-      if (!entry.match) entry.match = part.get<std::string>();
-      else entry.also.push_back(part.get<std::string>());
+      if (!part.is_string())
+        return Error{"'match' must be a string or a list of strings, got " + object["match"].dump()};
+      if (!entry.match)
+        entry.match = part.get<std::string>();
+      else
+        entry.also.push_back(part.get<std::string>());
     }
     if (!entry.match) return Error{"'match' is an empty list"};
   } else if (object.contains("match")) {

@@ -278,8 +278,10 @@ namespace {
 TEST(ScriptedMatchList, EveryListedSubstringMustOccur) {
   testing::TempDir dir;
   std::string path = dir.path() + "/r.jsonl";
-  std::ofstream(path) << R"({"role": "planner", "match": ["Task: silu", "proposal 2 of 2"], "response": "second"})" "\n"
-                      << R"({"role": "planner", "match": ["Task: silu", "proposal 1 of 2"], "response": "first"})" "\n";
+  std::ofstream(path) << R"({"role": "planner", "match": ["Task: silu", "proposal 2 of 2"], "response": "second"})"
+                         "\n"
+                      << R"({"role": "planner", "match": ["Task: silu", "proposal 1 of 2"], "response": "first"})"
+                         "\n";
   auto model = OpenScriptedChatModel({path});
   ASSERT_TRUE(model.ok()) << model.error().message;
   ChatRequest request;

@@ -10,9 +10,9 @@
 namespace accelopt::memory {
 
 struct MemoryLesson {
-  int64_t id = 0;        ///< the store's id, 0 until stored
+  int64_t id = 0;  ///< the store's id, 0 until stored
   std::string task;
-  double speedup = 0;    ///< fast/slow; below 1 for a negative lesson
+  double speedup = 0;  ///< fast/slow; below 1 for a negative lesson
   std::string title;
   std::string text;
 };

@@ -41,8 +41,8 @@ std::string ProfileText(const eval::Profile& p) {
     std::snprintf(line, sizeof line,
                   "median latency: %.6g s (spread %.2f%%)\npercent of peak: %.2f%% (%s-bound; roofline time %.6g s)\n"
                   "achieved: %.2f GB/s, %.2f GFLOP/s\n",
-                  p.latency->median_s, 100 * p.latency->spread, p.percent_of_peak, p.bound.c_str(),
-                  p.roofline_seconds, p.achieved_gbs, p.achieved_gflops);
+                  p.latency->median_s, 100 * p.latency->spread, p.percent_of_peak, p.bound.c_str(), p.roofline_seconds,
+                  p.achieved_gbs, p.achieved_gflops);
     out += line;
   }
   if (p.counters.available) {
@@ -89,8 +89,10 @@ bool Failing(const Candidate& c) {
 
 std::string FailureLog(const Candidate& c) {
   std::string log = c.profile.message + "\n";
-  if (c.profile.status == eval::Verdict::kCompileError) log += c.profile.compile_log;
-  else log += "phase: " + c.profile.phase + "\n" + c.profile.run_log;
+  if (c.profile.status == eval::Verdict::kCompileError)
+    log += c.profile.compile_log;
+  else
+    log += "phase: " + c.profile.phase + "\n" + c.profile.run_log;
   return log;
 }
 
@@ -178,7 +180,8 @@ class Iteration {
     total_ += static_cast<int>(fresh.size());
     auto profiles = evaluator_.Evaluate(codes);
     for (size_t i = 0; i < fresh.size(); ++i) {
-      if (profiles[i]) fresh[i]->profile = *profiles[i];
+      if (profiles[i])
+        fresh[i]->profile = *profiles[i];
       else {
         fresh[i]->profile.status = eval::Verdict::kRuntimeError;
         fresh[i]->profile.message = "not evaluated: " + profiles[i].error().message;
@@ -251,8 +254,8 @@ class Iteration {
       speedups.push_back(parent.latency() / kept.latency());
       plans.push_back(&p.plan);
     }
-    std::vector<size_t> picked = PickLessonPairs(speedups, options_.top_k, options_.max_threshold,
-                                                 options_.min_threshold);
+    std::vector<size_t> picked =
+        PickLessonPairs(speedups, options_.top_k, options_.max_threshold, options_.min_threshold);
     std::vector<std::optional<memory::MemoryLesson>> lessons(picked.size());
     ParallelFor(picked.size(), options_.llm_parallelism, [&](size_t i) {
       size_t k = picked[i];

@@ -17,25 +17,25 @@
 namespace accelopt::search {
 
 struct SearchOptions {
-  int iterations = 15;         ///< I
-  int plans = 12;              ///< N plans per beam kernel
-  int beam = 6;                ///< B
-  int samples = 2;             ///< K executor samples per plan
-  int top_k = 8;               ///< lesson pairs per iteration
-  int memory_capacity = 16;    ///< ExpN
-  double max_threshold = 1.04; ///< a pair is a positive lesson above this speedup
-  double min_threshold = 1.15; ///< a pair is a negative lesson below 1/this
-  int fix_rounds = 1;          ///< R fixer rounds for a failing candidate; 0 disables
-  int llm_parallelism = 8;     ///< agent calls in flight at once (the backend may limit further)
+  int iterations = 15;          ///< I
+  int plans = 12;               ///< N plans per beam kernel
+  int beam = 6;                 ///< B
+  int samples = 2;              ///< K executor samples per plan
+  int top_k = 8;                ///< lesson pairs per iteration
+  int memory_capacity = 16;     ///< ExpN
+  double max_threshold = 1.04;  ///< a pair is a positive lesson above this speedup
+  double min_threshold = 1.15;  ///< a pair is a negative lesson below 1/this
+  int fix_rounds = 1;           ///< R fixer rounds for a failing candidate; 0 disables
+  int llm_parallelism = 8;      ///< agent calls in flight at once (the backend may limit further)
 };
 
 /// A kernel the search has seen.
 struct Candidate {
-  int64_t id = 0;              ///< set by the listener (e.g. the store's id)
+  int64_t id = 0;  ///< set by the listener (e.g. the store's id)
   int iteration = 0;
   int64_t parent_id = 0;
   std::string parent_hash;
-  std::string plan;            ///< the plan's text ("" for the baseline)
+  std::string plan;  ///< the plan's text ("" for the baseline)
   std::string code, hash;
   eval::Profile profile;
   bool ok() const { return profile.status == eval::Verdict::kOk && profile.latency.has_value(); }
@@ -79,9 +79,9 @@ class SearchListener {
 
 struct SearchState {
   int completed_iterations = 0;
-  std::vector<Candidate> beam;              ///< best first
-  std::vector<memory::MemoryLesson> memory; ///< newest first
-  Candidate best;                           ///< best ever (ok), or the baseline
+  std::vector<Candidate> beam;               ///< best first
+  std::vector<memory::MemoryLesson> memory;  ///< newest first
+  Candidate best;                            ///< best ever (ok), or the baseline
   Candidate baseline;
   /// Every candidate evaluated so far in this search (the baseline included):
   /// a new candidate with the same normalized code is a duplicate, not re-evaluated or re-recorded.

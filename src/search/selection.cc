@@ -14,7 +14,8 @@ size_t KeepSample(const std::vector<Sample>& samples, double parent_latency_s) {
   size_t best = samples.size(), worst = 0;
   for (size_t i = 0; i < samples.size(); ++i) {
     if (samples[i].ok && (best == samples.size() || samples[i].latency_s < samples[best].latency_s)) best = i;
-    bool worse = !samples[i].ok ? samples[worst].ok : (samples[worst].ok && samples[i].latency_s > samples[worst].latency_s);
+    bool worse =
+        !samples[i].ok ? samples[worst].ok : (samples[worst].ok && samples[i].latency_s > samples[worst].latency_s);
     if (worse) worst = i;
   }
   if (best < samples.size() && samples[best].latency_s < parent_latency_s) return best;
@@ -27,8 +28,10 @@ std::vector<size_t> PickLessonPairs(const std::vector<double>& speedups, size_t 
   std::iota(order.begin(), order.end(), 0);
   std::vector<size_t> faster, slower;
   for (size_t i : order) {
-    if (speedups[i] > max_threshold) faster.push_back(i);
-    else if (speedups[i] < 1.0 / min_threshold) slower.push_back(i);
+    if (speedups[i] > max_threshold)
+      faster.push_back(i);
+    else if (speedups[i] < 1.0 / min_threshold)
+      slower.push_back(i);
   }
   std::stable_sort(faster.begin(), faster.end(), [&](size_t a, size_t b) { return speedups[a] > speedups[b]; });
   std::stable_sort(slower.begin(), slower.end(), [&](size_t a, size_t b) { return speedups[a] < speedups[b]; });

@@ -5,9 +5,7 @@
 namespace accelopt::search {
 namespace {
 
-TEST(KeepSample, BestWhenItBeatsTheParent) {
-  EXPECT_EQ(KeepSample({{true, 3}, {true, 1}, {true, 2}}, 2.5), 1u);
-}
+TEST(KeepSample, BestWhenItBeatsTheParent) { EXPECT_EQ(KeepSample({{true, 3}, {true, 1}, {true, 2}}, 2.5), 1u); }
 
 TEST(KeepSample, WorstWhenNoneBeatsTheParent) {
   EXPECT_EQ(KeepSample({{true, 3}, {true, 4}, {true, 3.5}}, 2.0), 1u);
