@@ -11,7 +11,6 @@ namespace accelopt::eval {
 namespace {
 
 constexpr unsigned char kCanary = 0xA5;
-constexpr size_t kHugePage = 2 << 20;
 // Inaccessible address space on each side: reserved, never backed, so it costs
 // nothing, and a write up to 1 MiB off either end faults instead of landing in
 // a neighbouring buffer.
@@ -25,10 +24,11 @@ GuardedBuffer::GuardedBuffer(size_t bytes) {
   size_t page = PageSize();
   size_t data_pages = (bytes + page - 1) / page;
   if (data_pages == 0) data_pages = 1;
-  // Large buffers start on a huge-page boundary and ask for transparent huge
-  // pages: timings then depend far less on where the 4 KiB pages happen to
-  // land physically (cache-set and TLB behaviour differed run to run).
-  size_t align = bytes >= kHugePage ? kHugePage : page;
+  // Ordinary 4 KiB pages, as kernels get them from malloc in a framework. (2 MiB
+  // transparent huge pages were tried: run-to-run spread did not improve, and
+  // power-of-two strides then hit one cache set every time, halving the speed
+  // of naive kernels such as rmsnorm_matmul's.)
+  size_t align = page;
   mapped_ = kGuardBytes + align + data_pages * page + kGuardBytes;
   void* base = mmap(nullptr, mapped_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
@@ -44,7 +44,6 @@ GuardedBuffer::GuardedBuffer(size_t bytes) {
     mapped_ = 0;
     return;
   }
-  if (align == kHugePage) madvise(data_, data_pages * page, MADV_HUGEPAGE);
   bytes_ = bytes;
   slack_ = data_pages * page - bytes;
   ResetCanary();
