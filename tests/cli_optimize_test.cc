@@ -1,0 +1,72 @@
+// `accelopt optimize --demo`, `runs`, `show`, `memory` and `resume` as a user runs them
+// (test shape, so it takes seconds).
+
+#include <gtest/gtest.h>
+#include <stdio.h>
+
+#include <string>
+
+#include "core/json_io.h"
+#include "testing/temp_dir.h"
+
+namespace accelopt {
+namespace {
+
+struct CommandRun {
+  int exit_code;
+  std::string out;
+};
+
+CommandRun Accelopt(const std::string& args) {
+  std::string command = std::string(ACCELOPT_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+TEST(CliOptimize, DemoRunsRecordsAndShows) {
+  testing::TempDir dir;
+  std::string db = " --db " + dir.path() + "/accelopt.db";
+  CommandRun run = Accelopt("optimize --demo --shape test --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite" + db);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  for (const char* task : {"silu", "matmul", "rmsnorm_matmul"})
+    EXPECT_NE(run.out.find(std::string("\n") + task + " "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("% peak after"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("iteration 2/2"), std::string::npos) << run.out;
+
+  CommandRun runs = Accelopt("runs --json" + db);
+  ASSERT_EQ(runs.exit_code, 0) << runs.out;
+  Json list = Json::parse(runs.out);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["status"], "finished");
+  EXPECT_EQ(list[0]["summary"].size(), 3u);
+
+  CommandRun show = Accelopt("show 1 --no-code" + db);
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_NE(show.out.find("(baseline)"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("LLM calls"), std::string::npos) << show.out;
+
+  CommandRun memory = Accelopt("memory list" + db);
+  ASSERT_EQ(memory.exit_code, 0) << memory.out;
+  EXPECT_NE(memory.out.find("demo ("), std::string::npos) << memory.out;
+
+  // Resuming a finished run redoes nothing and reports the same table.
+  CommandRun resume = Accelopt("resume 1" + db);
+  ASSERT_EQ(resume.exit_code, 0) << resume.out;
+  EXPECT_NE(resume.out.find("resuming after iteration 2"), std::string::npos) << resume.out;
+  EXPECT_EQ(resume.out.find("evaluating the baseline"), std::string::npos) << resume.out;
+}
+
+TEST(CliOptimize, UnknownRunIsAClearError) {
+  testing::TempDir dir;
+  CommandRun resume = Accelopt("resume 42 --db " + dir.path() + "/accelopt.db");
+  EXPECT_EQ(resume.exit_code, 1);
+  EXPECT_NE(resume.out.find("no run 42"), std::string::npos) << resume.out;
+}
+
+}  // namespace
+}  // namespace accelopt
