@@ -23,7 +23,7 @@ void PrintProfile(const cpu::HardwareProfile& p, bool fresh) {
     else
       fmt::print("{:<28} {:>8.1f} {:<4}{:>15}{:>8}\n", name, measured, unit, "-", "-");
   };
-  row("memory bandwidth (triad)", p.bandwidth_gbs, 0, "GB/s");
+  row("memory bandwidth (streaming)", p.bandwidth_gbs, 0, "GB/s");
   row("peak_mm (FMA)", p.peak_mm_gflops, p.theoretical_mm_gflops, "GF/s");
   row("peak_vec (add/mul)", p.peak_vec_gflops, p.theoretical_vec_gflops, "GF/s");
   row("OpenBLAS sgemm (ceiling)", p.blas_sgemm_gflops, p.theoretical_mm_gflops, "GF/s");
