@@ -7,26 +7,14 @@
 #include <string>
 
 #include "core/json_io.h"
+#include "testing/run_command.h"
 #include "testing/temp_dir.h"
 
 namespace accelopt {
 namespace {
 
-struct CommandRun {
-  int exit_code;
-  std::string out;
-};
-
-CommandRun Accelopt(const std::string& args) {
-  std::string command = std::string(ACCELOPT_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
-}
+using testing::Accelopt;
+using testing::CommandRun;
 
 TEST(CliOptimize, DemoRunsRecordsAndShows) {
   testing::TempDir dir;

@@ -92,13 +92,8 @@ class AnthropicChatModel : public ChatModel {
 }  // namespace
 
 Result<std::unique_ptr<ChatModel>> OpenAnthropicChatModel(const HttpBackendOptions& options) {
-  if (options.base_url.empty()) return Error{"anthropic backend: base_url is empty"};
-  if (options.model.empty()) return Error{"anthropic backend: model is empty"};
-  Json probe = Json::object();
-  if (auto s = MergeExtraBody(options.extra_body_json, probe); !s)
-    return Error{"anthropic backend: " + s.error().message};
-  auto key = ApiKeyFromEnv(options.api_key_env);
-  if (!key) return Error{"anthropic backend: " + key.error().message};
+  auto key = CheckHttpOptions("anthropic", options);
+  if (!key) return key.error();
   return std::unique_ptr<ChatModel>(new AnthropicChatModel(options, *key));
 }
 

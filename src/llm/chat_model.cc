@@ -29,4 +29,13 @@ long EstimateTokens(const std::string& text) {
   return static_cast<long>((text.size() + 3) / 4);
 }
 
+std::string JoinPrompt(const ChatRequest& request) {
+  std::string prompt;
+  for (size_t i = 0; i < request.messages.size(); ++i) {
+    if (i > 0) prompt += '\n';
+    prompt += request.messages[i].content;
+  }
+  return prompt;
+}
+
 }  // namespace accelopt::llm

@@ -87,6 +87,9 @@ class ChatModel {
   virtual ChatOutcome Complete(const ChatRequest& request) = 0;
 };
 
+/// The message contents joined by newlines: what recorded matches search.
+std::string JoinPrompt(const ChatRequest& request);
+
 /// Rough token count of a text, for servers that report no usage.
 long EstimateTokens(const std::string& text);
 

@@ -51,15 +51,6 @@ std::string SafeName(const std::string& text) {
   return out.empty() ? "request" : out;
 }
 
-std::string JoinPrompt(const ChatRequest& request) {
-  std::string prompt;
-  for (size_t i = 0; i < request.messages.size(); ++i) {
-    if (i > 0) prompt += '\n';
-    prompt += request.messages[i].content;
-  }
-  return prompt;
-}
-
 // What a poll saw of one answer file.
 struct Seen {
   uintmax_t size = 0;

@@ -106,6 +106,17 @@ Status MergeExtraBody(const std::string& extra_body_json, Json& body) {
   return Ok{};
 }
 
+Result<std::string> CheckHttpOptions(const std::string& kind, const HttpBackendOptions& options) {
+  if (options.base_url.empty()) return Error{kind + " backend: base_url is empty"};
+  if (options.model.empty()) return Error{kind + " backend: model is empty"};
+  Json probe = Json::object();
+  if (auto s = MergeExtraBody(options.extra_body_json, probe); !s)
+    return Error{kind + " backend: " + s.error().message};
+  auto key = ApiKeyFromEnv(options.api_key_env);
+  if (!key) return Error{kind + " backend: " + key.error().message};
+  return key;
+}
+
 std::string JoinUrl(const std::string& base_url, const std::string& path) {
   std::string base = base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();

@@ -25,6 +25,10 @@ struct JsonAnswer {
 JsonAnswer PostJson(const std::string& url, const std::vector<std::string>& headers, const Json& body,
                     const HttpBackendOptions& options, const std::string& secret);
 
+/// Checks the options every HTTP backend needs (base URL, model, a JSON-object
+/// extra body) and returns the API key. Errors start with "<kind> backend: ".
+Result<std::string> CheckHttpOptions(const std::string& kind, const HttpBackendOptions& options);
+
 /// `text` with every occurrence of `secret` replaced by "[redacted]".
 std::string Redact(std::string text, const std::string& secret);
 

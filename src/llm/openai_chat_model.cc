@@ -71,12 +71,8 @@ class OpenAiChatModel : public ChatModel {
 }  // namespace
 
 Result<std::unique_ptr<ChatModel>> OpenOpenAiChatModel(const HttpBackendOptions& options) {
-  if (options.base_url.empty()) return Error{"openai backend: base_url is empty"};
-  if (options.model.empty()) return Error{"openai backend: model is empty"};
-  Json probe = Json::object();
-  if (auto s = MergeExtraBody(options.extra_body_json, probe); !s) return Error{"openai backend: " + s.error().message};
-  auto key = ApiKeyFromEnv(options.api_key_env);
-  if (!key) return Error{"openai backend: " + key.error().message};
+  auto key = CheckHttpOptions("openai", options);
+  if (!key) return key.error();
   return std::unique_ptr<ChatModel>(new OpenAiChatModel(options, *key));
 }
 

@@ -132,15 +132,6 @@ Result<std::vector<Entry>> ParseRecording(const std::string& path) {
   return entries;
 }
 
-std::string JoinPrompt(const ChatRequest& request) {
-  std::string prompt;
-  for (size_t i = 0; i < request.messages.size(); ++i) {
-    if (i > 0) prompt += '\n';
-    prompt += request.messages[i].content;
-  }
-  return prompt;
-}
-
 // Length of the longest common substring: how much of a recorded match the prompt still contains.
 size_t LongestCommonSubstring(const std::string& a, const std::string& b) {
   if (a.empty() || b.empty()) return 0;
