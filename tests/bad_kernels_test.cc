@@ -83,8 +83,9 @@ INSTANTIATE_TEST_SUITE_P(Evaluator, BadKernel,
                                            Case{"stdout_flood.cpp", Verdict::kTimeout, "wall-clock limit"},
                                            Case{"huge_malloc.cpp", Verdict::kResourceLimit, "memory limit"},
                                            Case{"huge_new.cpp", Verdict::kResourceLimit, "memory limit"},
-                                           Case{"fork_bomb.cpp", Verdict::kResourceLimit, "create a process"},
-                                           Case{"run_program.cpp", Verdict::kResourceLimit, "create a process"},
+                                           Case{"fork_bomb.cpp", Verdict::kForbidden, "calls fork()"},
+                                           Case{"run_program.cpp", Verdict::kForbidden, "calls system()"},
+                                           Case{"raw_fork.cpp", Verdict::kForbidden, "create a process"},
                                            Case{"write_past_end.cpp", Verdict::kRuntimeError,
                                                 "wrote past the end of output 'out'"},
                                            Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
@@ -96,7 +97,10 @@ INSTANTIATE_TEST_SUITE_P(Evaluator, BadKernel,
                                            Case{"syntax_error.cpp", Verdict::kCompileError, "does not compile"},
                                            Case{"undefined_function.cpp", Verdict::kCompileError, "does not compile"},
                                            Case{"missing_symbol.cpp", Verdict::kCompileError, "cannot load"},
-                                           Case{"honest_openmp.cpp", Verdict::kOk, "correct"}),
+                                           Case{"calls_blas.cpp", Verdict::kCompileError, "does not compile"},
+                      Case{"reads_file.cpp", Verdict::kForbidden, "fopen"},
+                      Case{"defines_timer.cpp", Verdict::kForbidden, "clock_gettime"},
+                      Case{"honest_openmp.cpp", Verdict::kOk, "correct"}),
                          [](const auto& info) {
                            std::string name = info.param.file;
                            return name.substr(0, name.find('.'));
@@ -146,6 +150,31 @@ TEST_F(BadKernel, MissingHarnessIsAnErrorNotAVerdict) {
   EXPECT_NE(result[0].error().message.find("cannot start /nonexistent/accelopt-harness: execute failed"),
             std::string::npos)
       << result[0].error().message;
+}
+
+}  // namespace
+}  // namespace accelopt
+
+namespace accelopt {
+namespace {
+
+// A correct kernel scored against rates a thousand times too low looks faster
+// than the hardware: that is never "ok".
+TEST(Suspect, FasterThanTheRooflineIsNotTrusted) {
+  auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+  ASSERT_TRUE(task.ok());
+  testing::TempDir scratch;
+  cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch);
+  options.rates = {1e-6, 1e-6, 1e-6};
+  auto target = cpu::MakeCpuTarget(options);
+  auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale/baseline.cpp");
+  targets::EvalRequest request{&*task, "test", {*source, "baseline", {}}};
+  auto profile = std::move(target->Evaluate({&request, 1})[0]);
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_EQ(profile->status, eval::Verdict::kSuspect) << profile->message;
+  EXPECT_GT(profile->percent_of_peak, 100);
+  EXPECT_NE(profile->message.find("not trusted"), std::string::npos);
+  EXPECT_EQ(profile->ToJson()["status"], "suspect");
 }
 
 }  // namespace

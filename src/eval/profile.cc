@@ -18,6 +18,10 @@ const char* VerdictName(Verdict verdict) {
       return "resource_limit";
     case Verdict::kWrongAnswer:
       return "wrong_answer";
+    case Verdict::kSuspect:
+      return "suspect";
+    case Verdict::kForbidden:
+      return "forbidden";
   }
   return "unknown";
 }
@@ -62,7 +66,7 @@ Json Profile::ToJson() const {
         {"cycles", counters.cycles}, {"instructions", counters.instructions}, {"cache_misses", counters.cache_misses}};
   else
     j["counters"] = {{"unavailable", counters.unavailable_reason}};
-  if (status == Verdict::kOk)
+  if (status == Verdict::kOk || status == Verdict::kSuspect)
     j["score"] = {{"bound", bound},
                   {"roofline_seconds", roofline_seconds},
                   {"percent_of_peak", percent_of_peak},
@@ -92,7 +96,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
     std::string status = j.at("status");
     bool known = false;
     for (Verdict v : {Verdict::kOk, Verdict::kCompileError, Verdict::kRuntimeError, Verdict::kTimeout,
-                      Verdict::kResourceLimit, Verdict::kWrongAnswer})
+                      Verdict::kResourceLimit, Verdict::kWrongAnswer, Verdict::kSuspect, Verdict::kForbidden})
       if (status == VerdictName(v)) p.status = v, known = true;
     if (!known) return Error{"profile: unknown status '" + status + "'"};
     p.message = j.value("message", "");

@@ -11,9 +11,18 @@
 
 namespace accelopt::eval {
 
-enum class Verdict { kOk, kCompileError, kRuntimeError, kTimeout, kResourceLimit, kWrongAnswer };
+enum class Verdict {
+  kOk,
+  kCompileError,
+  kRuntimeError,
+  kTimeout,
+  kResourceLimit,
+  kWrongAnswer,
+  kSuspect,    ///< correct, but faster than the hardware allows: not trusted
+  kForbidden,  ///< uses what kernels may not (library calls, timer interposition, ...)
+};
 
-/// "ok", "compile_error", "runtime_error", "timeout", "resource_limit", "wrong_answer".
+/// "ok", "compile_error", "runtime_error", "timeout", "resource_limit", "wrong_answer", "suspect", "forbidden".
 const char* VerdictName(Verdict verdict);
 
 /// Hardware counters per timed call; absent when the kernel does not allow them.

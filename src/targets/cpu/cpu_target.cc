@@ -15,6 +15,7 @@
 #include "eval/inputs.h"
 #include "eval/sandbox.h"
 #include "eval/shared_memory.h"
+#include "targets/cpu/symbols.h"
 
 namespace accelopt::cpu {
 namespace fs = std::filesystem;
@@ -84,7 +85,7 @@ bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& messa
   // blocks them all): then the kernel kills with SIGSYS directly.
   const Json* forbidden = run.Find("forbidden");
   if (forbidden || o.term_signal == SIGSYS) {
-    verdict = Verdict::kResourceLimit;
+    verdict = Verdict::kForbidden;
     message = "the kernel tried to create a process or run a program" +
               (forbidden ? " (system call " + std::to_string(forbidden->value("syscall", -1)) + ")" : std::string()) +
               during;
@@ -409,6 +410,16 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
   if (profile.status != Verdict::kOk) return Ok{};
   Score(bound, *result, profile);
   profile.message = "correct on " + std::to_string(seeds) + " seeds";
+  // Faster than the roofline is physically impossible: a broken measurement or a trick.
+  if (profile.percent_of_peak > 100) {
+    profile.status = Verdict::kSuspect;
+    char why[256];
+    std::snprintf(why, sizeof why,
+                  "correct, but %.1f%% of peak: the median latency is below the roofline time T = %.3g s; not "
+                  "trusted (if the machine was busy when calibrated, run `accelopt calibrate --force`)",
+                  profile.percent_of_peak, profile.roofline_seconds);
+    profile.message = why;
+  }
   return Ok{};
 }
 
@@ -438,9 +449,19 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   profile.seeds = options_.seeds;
   if (!built) return built.error();
   RecordCompile(*built, profile);
+  std::optional<std::string> forbidden;
+  if (built->ok) {
+    bool allow_blas = !request.candidate.libraries.empty();  // a vendor anchor names its library
+    auto use = ForbiddenSymbolUse(built->library_path, allow_blas);
+    if (!use) return use.error();
+    forbidden = *use;
+  }
   if (!built->ok) {
     profile.status = Verdict::kCompileError;
     profile.message = "the kernel does not compile (see the compile log)";
+  } else if (forbidden) {
+    profile.status = Verdict::kForbidden;
+    profile.message = *forbidden;
   } else {
     if (!prepared.inputs) return prepared.inputs.error();
     if (!prepared.outputs) return prepared.outputs.error();
