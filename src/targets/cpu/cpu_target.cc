@@ -93,7 +93,8 @@ bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& messa
   }
   if (const Json* e = run.Find("violation")) {
     std::string what = e->value("message", "");
-    verdict = what.rfind("modified", 0) == 0 ? Verdict::kWrongAnswer : Verdict::kRuntimeError;
+    bool wrong = what.rfind("modified", 0) == 0 || e->value("status", "") == "wrong_answer";
+    verdict = wrong ? Verdict::kWrongAnswer : Verdict::kRuntimeError;
     message = "the kernel " + what + " (seed " + std::to_string(e->value("seed_index", 0)) + ")";
     return true;
   }
@@ -336,8 +337,9 @@ std::vector<uint64_t> FreshSeeds(int count) {
   return seeds;
 }
 
-Json TimingJson(const TimingOptions& t, bool enabled) {
+Json TimingJson(const TimingOptions& t, bool enabled, double tolerance) {
   return {{"enabled", enabled},
+          {"tolerance", tolerance},
           {"warmup", t.warmup},
           {"min_calls", t.min_calls},
           {"max_calls", t.max_calls},
@@ -387,7 +389,7 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
                {"seeds", seeds},
                {"counters", options_.counters},
                {"seccomp", true},
-               {"timing", TimingJson(options_.timing, options_.timing_enabled)}};
+               {"timing", TimingJson(options_.timing, options_.timing_enabled, bound.task->tolerance)}};
   auto outputs = eval::SharedMemory::Create("accelopt-outputs", seeds * ElementsPerSeed(bound.outputs) * sizeof(float));
   if (!outputs) return outputs.error();
   // NaN until the child hands back a seed's outputs: nothing unwritten can pass.
