@@ -44,6 +44,7 @@ constexpr int kEventFd = 3;
 constexpr int kInputsFd = 4;   // sealed shared memory: every seed's inputs
 constexpr int kOutputsFd = 5;  // shared memory: every seed's outputs
 constexpr int kMaxArgs = 24;
+constexpr double kWatchSeconds = 0.05;  // CPU watch after a call returns
 
 // ---------------------------------------------------------------- reporting
 
@@ -340,6 +341,36 @@ bool WriteOutputs(const Buffers& b, size_t seeds, size_t seed_index) {
   return true;
 }
 
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// Work must be finished when the kernel returns: watch the process's CPU time
+// for a short window (an idle OpenMP pool spins for well under a millisecond
+// before it sleeps; threads still computing burn the whole window) and check
+// that the outputs did not change meanwhile.
+std::string WatchAfterReturn(const Spec& spec, const Buffers& b, double window_seconds) {
+  std::vector<std::vector<char>> before;
+  for (const auto& out : b.outputs) {
+    auto* p = static_cast<const char*>(out.data());
+    before.emplace_back(p, p + out.bytes());
+  }
+  double cpu0 = ProcessCpuSeconds();
+  timespec pause{0, static_cast<long>(window_seconds * 1e9)};
+  while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+  }
+  double busy = ProcessCpuSeconds() - cpu0;
+  for (size_t k = 0; k < b.outputs.size(); ++k)
+    if (std::memcmp(b.outputs[k].data(), before[k].data(), b.outputs[k].bytes()) != 0)
+      return "changed output '" + spec.outputs[k].at("name").get<std::string>() + "' after returning";
+  if (busy > 0.5 * window_seconds)
+    return "kept computing after returning (" + std::to_string(static_cast<int>(busy * 1000)) + " ms of CPU in the " +
+           std::to_string(static_cast<int>(window_seconds * 1000)) + " ms after the call)";
+  return "";
+}
+
 // Runs each seed once: fill, snapshot, poison, call, check, write outputs.
 bool RunSeeds(const Spec& spec, AnyFn fn, Buffers& b, double& first_call_seconds, double& total_seconds) {
   bool reference = spec.mode == "reference";
@@ -362,6 +393,7 @@ bool RunSeeds(const Spec& spec, AnyFn fn, Buffers& b, double& first_call_seconds
     total_seconds += dt;
     SetPhase("checking after correctness call, seed " + std::to_string(s));
     std::string violation = reference ? "" : CheckAfterCall(spec, b, pristine);
+    if (violation.empty() && !reference && s == 0) violation = WatchAfterReturn(spec, b, kWatchSeconds);
     if (!violation.empty()) {
       Emit({{"event", "violation"}, {"seed_index", s}, {"message", violation}});
       return false;
@@ -542,7 +574,8 @@ int main(int argc, char** argv) {
     Expected expected = Snapshot(b);
     json timing = TimeKernel(spec, fn, b, first_call, counters && counters->error().empty() ? counters.get() : nullptr);
     SetPhase("checking after the timed calls");
-    std::string violation = CheckTimedCalls(spec, b, expected, spec.timing.value("tolerance", 2e-5));
+    std::string violation = WatchAfterReturn(spec, b, kWatchSeconds);
+    if (violation.empty()) violation = CheckTimedCalls(spec, b, expected, spec.timing.value("tolerance", 2e-5));
     if (violation.empty()) violation = CheckAfterCall(spec, b, expected.inputs);
     if (!violation.empty()) {
       Emit({{"event", "violation"}, {"seed_index", spec.seeds - 1}, {"message", violation}, {"status", "wrong_answer"}});
