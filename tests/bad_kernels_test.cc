@@ -186,3 +186,29 @@ TEST(Suspect, FasterThanTheRooflineIsNotTrusted) {
 
 }  // namespace
 }  // namespace accelopt
+
+namespace accelopt {
+namespace {
+
+// Timed on the bench shape, checked on the test shape as well.
+TEST(OtherShapes, SpecialCasingTheTimedShapeIsCaught) {
+  auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+  ASSERT_TRUE(task.ok());
+  testing::TempDir scratch;
+  auto target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
+  for (const char* file : {"special_cases_shape.cpp", "honest_openmp.cpp"}) {
+    auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/bad_kernels/" + file);
+    targets::EvalRequest request{&*task, "bench", {*source, file, {}}};
+    auto profile = std::move(target->Evaluate({&request, 1})[0]);
+    ASSERT_TRUE(profile.ok()) << profile.error().message;
+    if (std::string(file) == "honest_openmp.cpp") {
+      EXPECT_EQ(profile->status, eval::Verdict::kOk) << profile->message;
+      continue;
+    }
+    EXPECT_EQ(profile->status, eval::Verdict::kWrongAnswer) << profile->message;
+    EXPECT_NE(profile->message.find("on shape 'test' with inputs scaled x3"), std::string::npos) << profile->message;
+  }
+}
+
+}  // namespace
+}  // namespace accelopt

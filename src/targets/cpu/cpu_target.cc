@@ -172,9 +172,11 @@ class CpuTarget : public targets::Target {
  private:
   struct Expected;
   Result<Profile> EvaluateOne(const targets::EvalRequest& request);
-  Expected PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir);
+  Expected PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir,
+                           double scale = 1);
+  void CheckOtherShapes(const targets::EvalRequest& request, const fs::path& dir, Profile& profile);
   Status RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected, size_t seeds,
-                      const fs::path& dir, Profile& profile);
+                      const fs::path& dir, Profile& profile, bool timed = true);
   Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound, bool candidate,
                                 const eval::SharedMemory& inputs, const eval::SharedMemory& outputs);
   Result<eval::SharedMemory> RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir,
@@ -212,7 +214,10 @@ Result<HarnessRun> CpuTarget::RunHarness(const Json& spec, const fs::path& dir, 
 
 // Draws every seed's inputs into sealed shared memory: the children can read
 // them but nobody can change them any more.
-Result<eval::SharedMemory> GenerateInputs(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds) {
+// `scale` multiplies every distribution's parameters (mean and spread, or both
+// bounds), keeping signs: domains such as "positive" survive it.
+Result<eval::SharedMemory> GenerateInputs(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds,
+                                          double scale) {
   long per_seed = ElementsPerSeed(bound.inputs);
   auto memory = eval::SharedMemory::Create("accelopt-inputs", seeds.size() * per_seed * sizeof(float));
   if (!memory) return memory.error();
@@ -220,7 +225,7 @@ Result<eval::SharedMemory> GenerateInputs(const suite::BoundTask& bound, const s
   for (uint64_t seed : seeds)
     for (size_t i = 0; i < bound.inputs.size(); ++i) {
       const auto& t = bound.inputs[i];
-      eval::FillRandom(p, t.elements, seed, i, {t.dist.kind == "normal", t.dist.a, t.dist.b});
+      eval::FillRandom(p, t.elements, seed, i, {t.dist.kind == "normal", scale * t.dist.a, scale * t.dist.b});
       p += t.elements;
     }
   if (auto s = memory->Seal(); !s) return s.error();
@@ -370,10 +375,10 @@ struct CpuTarget::Expected {
 };
 
 CpuTarget::Expected CpuTarget::PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds,
-                                               const fs::path& dir) {
+                                               const fs::path& dir, double scale) {
   Expected e;
   auto start = std::chrono::steady_clock::now();
-  e.inputs = GenerateInputs(bound, seeds);
+  e.inputs = GenerateInputs(bound, seeds, scale);
   e.inputs_seconds = SecondsSince(start);
   if (!e.inputs) return e;
   start = std::chrono::steady_clock::now();
@@ -384,7 +389,7 @@ CpuTarget::Expected CpuTarget::PrepareExpected(const suite::BoundTask& bound, co
 
 // Runs the built candidate against the expected outputs and fills the profile.
 Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected,
-                               size_t seeds, const fs::path& dir, Profile& profile) {
+                               size_t seeds, const fs::path& dir, Profile& profile, bool timed) {
   Json spec = {{"mode", "candidate"},
                {"library", library},
                {"symbol", "kernel"},
@@ -393,7 +398,7 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
                {"seeds", seeds},
                {"counters", options_.counters},
                {"seccomp", true},
-               {"timing", TimingJson(options_.timing, options_.timing_enabled, bound.task->tolerance)}};
+               {"timing", TimingJson(options_.timing, options_.timing_enabled && timed, bound.task->tolerance)}};
   auto outputs = eval::SharedMemory::Create("accelopt-outputs", seeds * ElementsPerSeed(bound.outputs) * sizeof(float));
   if (!outputs) return outputs.error();
   // NaN until the child hands back a seed's outputs: nothing unwritten can pass.
@@ -427,6 +432,53 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
     profile.message = why;
   }
   return Ok{};
+}
+
+// A kernel must be right for the task, not for one shape and one data set:
+// check it once more on the task's other (smaller) shapes, with inputs
+// drawn at a different scale than the timed ones. Untimed; a failure or an
+// infrastructure error here makes the profile fail with the reason.
+void CpuTarget::CheckOtherShapes(const targets::EvalRequest& request, const fs::path& dir, Profile& profile) {
+  constexpr double kScale = 3;
+  auto size_of = [&](const std::string& shape) -> long {
+    auto b = suite::Bind(*request.task, shape);
+    long n = 0;
+    if (b)
+      for (const auto* group : {&b->inputs, &b->outputs})
+        for (const auto& t : *group) n += t.elements;
+    return n;
+  };
+  const long evaluated = size_of(request.shape);
+  for (const auto& [shape, params] : request.task->shapes) {
+    // Larger shapes would multiply the cost of every evaluation: only the
+    // shapes no larger than the evaluated one are checked.
+    if (shape == request.shape || size_of(shape) > evaluated) continue;
+    auto fail = [&](Verdict verdict, const std::string& why) {
+      profile.status = verdict;
+      profile.message = "on shape '" + shape + "' with inputs scaled x3: " + why;
+    };
+    auto bound = suite::Bind(*request.task, shape);
+    if (!bound) return fail(Verdict::kRuntimeError, bound.error().message);
+    fs::path sub = dir / ("shape-" + shape);
+    std::error_code ec;
+    fs::create_directories(sub, ec);
+    CompileOptions compile = options_.kernel_compile;
+    compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
+                             request.candidate.libraries.end());
+    auto built = CompileKernel(request.candidate.source, bound->ShapeHeader(), compile, sub.string());
+    if (!built) return fail(Verdict::kRuntimeError, built.error().message);
+    if (!built->ok) return fail(Verdict::kCompileError, "the kernel does not compile:\n" + built->log);
+    Expected expected = PrepareExpected(*bound, FreshSeeds(1), sub, kScale);
+    if (!expected.inputs) return fail(Verdict::kRuntimeError, expected.inputs.error().message);
+    if (!expected.outputs) return fail(Verdict::kRuntimeError, expected.outputs.error().message);
+    Profile check;
+    check.task = profile.task;
+    check.shape = shape;
+    check.tolerance = profile.tolerance;
+    if (auto s = RunCandidate(*bound, built->library_path, expected, 1, sub, check, /*timed=*/false); !s)
+      return fail(Verdict::kRuntimeError, s.error().message);
+    if (check.status != Verdict::kOk) return fail(check.status, check.message);
+  }
 }
 
 Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
@@ -474,6 +526,7 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
     profile.phase_seconds["inputs"] = prepared.inputs_seconds;
     profile.phase_seconds["reference"] = prepared.reference_seconds;
     if (auto s = RunCandidate(*bound, built->library_path, prepared, seeds.size(), dir, profile); !s) return s.error();
+    if (profile.status == Verdict::kOk || profile.status == Verdict::kSuspect) CheckOtherShapes(request, dir, profile);
   }
   profile.wall_seconds = SecondsSince(started);
   return profile;
