@@ -74,44 +74,45 @@ TEST_P(BadKernel, EndsWithExpectedStatus) {
   EXPECT_EQ(StrayProcesses(scratch_.path()), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Evaluator, BadKernel,
-                         ::testing::Values(Case{"segfault.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                                           Case{"abort.cpp", Verdict::kRuntimeError, "SIGABRT"},
-                                           Case{"exit_zero.cpp", Verdict::kRuntimeError, "exited with code 0"},
-                                           Case{"stack_overflow.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                                           Case{"infinite_loop.cpp", Verdict::kTimeout, "wall-clock limit"},
-                                           Case{"stdout_flood.cpp", Verdict::kTimeout, "wall-clock limit"},
-                                           Case{"huge_malloc.cpp", Verdict::kResourceLimit, "memory limit"},
-                                           Case{"huge_new.cpp", Verdict::kResourceLimit, "memory limit"},
-                                           Case{"fork_bomb.cpp", Verdict::kForbidden, "calls fork()"},
-                                           Case{"run_program.cpp", Verdict::kForbidden, "calls system()"},
-                                           Case{"raw_fork.cpp", Verdict::kForbidden, "create a process"},
-                                           Case{"lazy_when_timed.cpp", Verdict::kWrongAnswer, "in the timed calls"},
-                                           Case{"works_after_return.cpp", Verdict::kWrongAnswer, "after returning"},
-                                           Case{"writes_after_return.cpp", Verdict::kWrongAnswer, "after returning"},
-                                           Case{"half_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
-                                           Case{"bfloat16_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
-                                           Case{"modifies_input_when_timed.cpp", Verdict::kWrongAnswer,
-                                                "during the timed calls"},
-                                           Case{"write_past_end.cpp", Verdict::kRuntimeError,
-                                                "wrote past the end of output 'out'"},
-                                           Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                                           Case{"write_before_start.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                                           Case{"partial_output.cpp", Verdict::kWrongAnswer, "NaN"},
-                                           Case{"modify_input.cpp", Verdict::kWrongAnswer, "modified input 'x'"},
-                                           Case{"nan_output.cpp", Verdict::kWrongAnswer, "1 NaN"},
-                                           Case{"close_but_wrong.cpp", Verdict::kWrongAnswer, "relative L2 error"},
-                                           Case{"syntax_error.cpp", Verdict::kCompileError, "does not compile"},
-                                           Case{"undefined_function.cpp", Verdict::kCompileError, "does not compile"},
-                                           Case{"missing_symbol.cpp", Verdict::kCompileError, "cannot load"},
-                                           Case{"calls_blas.cpp", Verdict::kCompileError, "does not compile"},
+INSTANTIATE_TEST_SUITE_P(
+    Evaluator, BadKernel,
+    ::testing::Values(Case{"segfault.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                      Case{"abort.cpp", Verdict::kRuntimeError, "SIGABRT"},
+                      Case{"exit_zero.cpp", Verdict::kRuntimeError, "exited with code 0"},
+                      Case{"stack_overflow.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                      Case{"infinite_loop.cpp", Verdict::kTimeout, "wall-clock limit"},
+                      Case{"stdout_flood.cpp", Verdict::kTimeout, "wall-clock limit"},
+                      Case{"huge_malloc.cpp", Verdict::kResourceLimit, "memory limit"},
+                      Case{"huge_new.cpp", Verdict::kResourceLimit, "memory limit"},
+                      Case{"fork_bomb.cpp", Verdict::kForbidden, "calls fork()"},
+                      Case{"run_program.cpp", Verdict::kForbidden, "calls system()"},
+                      Case{"raw_fork.cpp", Verdict::kForbidden, "fork: create a process"},
+                      Case{"raw_openat.cpp", Verdict::kForbidden, "openat: a file"},
+                      Case{"raw_kill_engine.cpp", Verdict::kForbidden, "kill: signal another process"},
+                      Case{"lazy_when_timed.cpp", Verdict::kWrongAnswer, "in the timed calls"},
+                      Case{"works_after_return.cpp", Verdict::kWrongAnswer, "after returning"},
+                      Case{"writes_after_return.cpp", Verdict::kWrongAnswer, "after returning"},
+                      Case{"half_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
+                      Case{"bfloat16_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
+                      Case{"modifies_input_when_timed.cpp", Verdict::kWrongAnswer, "during the timed calls"},
+                      Case{"write_past_end.cpp", Verdict::kRuntimeError, "wrote past the end of output 'out'"},
+                      Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                      Case{"write_before_start.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                      Case{"partial_output.cpp", Verdict::kWrongAnswer, "NaN"},
+                      Case{"modify_input.cpp", Verdict::kWrongAnswer, "modified input 'x'"},
+                      Case{"nan_output.cpp", Verdict::kWrongAnswer, "1 NaN"},
+                      Case{"close_but_wrong.cpp", Verdict::kWrongAnswer, "relative L2 error"},
+                      Case{"syntax_error.cpp", Verdict::kCompileError, "does not compile"},
+                      Case{"undefined_function.cpp", Verdict::kCompileError, "does not compile"},
+                      Case{"missing_symbol.cpp", Verdict::kCompileError, "cannot load"},
+                      Case{"calls_blas.cpp", Verdict::kCompileError, "does not compile"},
                       Case{"reads_file.cpp", Verdict::kForbidden, "fopen"},
                       Case{"defines_timer.cpp", Verdict::kForbidden, "clock_gettime"},
                       Case{"honest_openmp.cpp", Verdict::kOk, "correct"}),
-                         [](const auto& info) {
-                           std::string name = info.param.file;
-                           return name.substr(0, name.find('.'));
-                         });
+    [](const auto& info) {
+      std::string name = info.param.file;
+      return name.substr(0, name.find('.'));
+    });
 
 TEST_F(BadKernel, CloseButWrongReportsTheError) {
   auto profile = Evaluate("close_but_wrong.cpp");

@@ -471,7 +471,8 @@ double MeasureBandwidthGbs(long bytes_per_array, int threads, const Schedule& sc
     g_float_sink = total;
   };
   const Timing rd = TimeBest(read, read, schedule);
-  const double read_bytes = sizeof(float) * static_cast<double>(vectors / 4 * 4 * kLanes) * static_cast<double>(rd.iters);
+  const double read_bytes =
+      sizeof(float) * static_cast<double>(vectors / 4 * 4 * kLanes) * static_cast<double>(rd.iters);
   return std::max({plain, nt_bytes / nt.best_seconds / 1e9, copy_bytes / cp.best_seconds / 1e9,
                    read_bytes / rd.best_seconds / 1e9});
 #else

@@ -10,19 +10,59 @@ namespace {
 
 // Imports that reach outside the kernel's own computation.
 const std::set<std::string>& ForbiddenImports() {
-  static const std::set<std::string> names = {
-      "fork", "vfork", "clone", "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "system",
-      "popen", "posix_spawn", "posix_spawnp", "socket", "connect", "bind", "listen", "accept", "accept4",
-      "sendto", "recvfrom", "dlopen", "dlmopen", "dlsym", "dlvsym", "ptrace", "kill", "tgkill", "syscall",
-      "open", "open64", "openat", "openat64", "creat", "fopen", "fopen64", "freopen", "mprotect", "process_vm_readv",
-      "process_vm_writev", "prctl", "seccomp", "setrlimit", "sigaction", "signal"};
+  static const std::set<std::string> names = {"fork",
+                                              "vfork",
+                                              "clone",
+                                              "execve",
+                                              "execv",
+                                              "execvp",
+                                              "execvpe",
+                                              "execl",
+                                              "execlp",
+                                              "execle",
+                                              "system",
+                                              "popen",
+                                              "posix_spawn",
+                                              "posix_spawnp",
+                                              "socket",
+                                              "connect",
+                                              "bind",
+                                              "listen",
+                                              "accept",
+                                              "accept4",
+                                              "sendto",
+                                              "recvfrom",
+                                              "dlopen",
+                                              "dlmopen",
+                                              "dlsym",
+                                              "dlvsym",
+                                              "ptrace",
+                                              "kill",
+                                              "tgkill",
+                                              "syscall",
+                                              "open",
+                                              "open64",
+                                              "openat",
+                                              "openat64",
+                                              "creat",
+                                              "fopen",
+                                              "fopen64",
+                                              "freopen",
+                                              "mprotect",
+                                              "process_vm_readv",
+                                              "process_vm_writev",
+                                              "prctl",
+                                              "seccomp",
+                                              "setrlimit",
+                                              "sigaction",
+                                              "signal"};
   return names;
 }
 
 // Defining one of these in the kernel would aim at the harness's clock.
 const std::set<std::string>& TimerNames() {
-  static const std::set<std::string> names = {"clock_gettime", "gettimeofday", "time", "clock", "clock_getres",
-                                              "__clock_gettime", "timespec_get"};
+  static const std::set<std::string> names = {"clock_gettime", "gettimeofday",    "time",        "clock",
+                                              "clock_getres",  "__clock_gettime", "timespec_get"};
   return names;
 }
 
@@ -52,8 +92,10 @@ Result<std::vector<std::string>> DynamicSymbols(const std::string& library, bool
     std::string a, b, c;
     fields >> a >> b;
     // "U name" for imports; "address T name" for definitions.
-    if (fields >> c) symbols.push_back(Bare(c));
-    else if (!b.empty()) symbols.push_back(Bare(b));
+    if (fields >> c)
+      symbols.push_back(Bare(c));
+    else if (!b.empty())
+      symbols.push_back(Bare(b));
   }
   return symbols;
 }
