@@ -44,7 +44,7 @@ constexpr int kEventFd = 3;
 constexpr int kInputsFd = 4;   // sealed shared memory: every seed's inputs
 constexpr int kOutputsFd = 5;  // shared memory: every seed's outputs
 constexpr int kMaxArgs = 24;
-constexpr double kWatchSeconds = 0.05;  // CPU watch after a call returns
+constexpr double kWatchSeconds = 0.02;  // CPU watch after a call returns
 
 // ---------------------------------------------------------------- reporting
 

@@ -194,11 +194,25 @@ class CpuTarget : public targets::Target {
   }
 
  private:
-  struct Expected;
+  // Inputs drawn and reference outputs computed, for one evaluation.
+  struct Expected {
+    Result<eval::SharedMemory> inputs = Error{"inputs not drawn"};
+    Result<eval::SharedMemory> outputs = Error{"reference not run"};
+    double inputs_seconds = 0, reference_seconds = 0;
+  };
   Result<Profile> EvaluateOne(const targets::EvalRequest& request);
   Expected PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir,
                            double scale = 1);
-  void CheckOtherShapes(const targets::EvalRequest& request, const fs::path& dir, Profile& profile);
+  // Another shape of the task, built and with its expected outputs, for the untimed extra check.
+  struct OtherShape {
+    std::string shape;
+    suite::BoundTask bound;
+    fs::path dir;
+    std::string library, compile_log, problem;  // problem: an infrastructure error
+    Expected expected;
+  };
+  std::vector<OtherShape> PrepareOtherShapes(const targets::EvalRequest& request, const fs::path& dir);
+  void CheckOtherShapes(std::vector<OtherShape>& others, Profile& profile);
   Status RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected, size_t seeds,
                       const fs::path& dir, Profile& profile, bool timed = true);
   Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound, bool candidate,
@@ -391,13 +405,6 @@ void RecordCompile(const CompileOutcome& built, Profile& profile) {
 
 }  // namespace
 
-// Inputs drawn and reference outputs computed, for one evaluation.
-struct CpuTarget::Expected {
-  Result<eval::SharedMemory> inputs = Error{"inputs not drawn"};
-  Result<eval::SharedMemory> outputs = Error{"reference not run"};
-  double inputs_seconds = 0, reference_seconds = 0;
-};
-
 CpuTarget::Expected CpuTarget::PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds,
                                                const fs::path& dir, double scale) {
   Expected e;
@@ -462,7 +469,8 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
 // check it once more on the task's other (smaller) shapes, with inputs
 // drawn at a different scale than the timed ones. Untimed; a failure or an
 // infrastructure error here makes the profile fail with the reason.
-void CpuTarget::CheckOtherShapes(const targets::EvalRequest& request, const fs::path& dir, Profile& profile) {
+std::vector<CpuTarget::OtherShape> CpuTarget::PrepareOtherShapes(const targets::EvalRequest& request,
+                                                                 const fs::path& dir) {
   constexpr double kScale = 3;
   auto size_of = [&](const std::string& shape) -> long {
     auto b = suite::Bind(*request.task, shape);
@@ -473,33 +481,53 @@ void CpuTarget::CheckOtherShapes(const targets::EvalRequest& request, const fs::
     return n;
   };
   const long evaluated = size_of(request.shape);
+  std::vector<OtherShape> others;
   for (const auto& [shape, params] : request.task->shapes) {
     // Larger shapes would multiply the cost of every evaluation: only the
     // shapes no larger than the evaluated one are checked.
     if (shape == request.shape || size_of(shape) > evaluated) continue;
-    auto fail = [&](Verdict verdict, const std::string& why) {
-      profile.status = verdict;
-      profile.message = "on shape '" + shape + "' with inputs scaled x3: " + why;
-    };
+    OtherShape o{shape};
     auto bound = suite::Bind(*request.task, shape);
-    if (!bound) return fail(Verdict::kRuntimeError, bound.error().message);
-    fs::path sub = dir / ("shape-" + shape);
+    if (!bound) {
+      o.problem = bound.error().message;
+      others.push_back(std::move(o));
+      continue;
+    }
+    o.bound = *bound;
+    o.dir = dir / ("shape-" + shape);
     std::error_code ec;
-    fs::create_directories(sub, ec);
+    fs::create_directories(o.dir, ec);
     CompileOptions compile = options_.kernel_compile;
     compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
                              request.candidate.libraries.end());
-    auto built = CompileKernel(request.candidate.source, bound->ShapeHeader(), compile, sub.string());
-    if (!built) return fail(Verdict::kRuntimeError, built.error().message);
-    if (!built->ok) return fail(Verdict::kCompileError, "the kernel does not compile:\n" + built->log);
-    Expected expected = PrepareExpected(*bound, FreshSeeds(1), sub, kScale);
-    if (!expected.inputs) return fail(Verdict::kRuntimeError, expected.inputs.error().message);
-    if (!expected.outputs) return fail(Verdict::kRuntimeError, expected.outputs.error().message);
+    auto built = CompileKernel(request.candidate.source, o.bound.ShapeHeader(), compile, o.dir.string());
+    if (!built)
+      o.problem = built.error().message;
+    else if (!built->ok)
+      o.compile_log = built->log.empty() ? "(no diagnostics)" : built->log;
+    else
+      o.library = built->library_path;
+    if (o.problem.empty() && o.compile_log.empty()) o.expected = PrepareExpected(o.bound, FreshSeeds(1), o.dir, kScale);
+    others.push_back(std::move(o));
+  }
+  return others;
+}
+
+void CpuTarget::CheckOtherShapes(std::vector<OtherShape>& others, Profile& profile) {
+  for (auto& o : others) {
+    auto fail = [&](Verdict verdict, const std::string& why) {
+      profile.status = verdict;
+      profile.message = "on shape '" + o.shape + "' with inputs scaled x3: " + why;
+    };
+    if (!o.problem.empty()) return fail(Verdict::kRuntimeError, o.problem);
+    if (!o.compile_log.empty()) return fail(Verdict::kCompileError, "the kernel does not compile:\n" + o.compile_log);
+    if (!o.expected.inputs) return fail(Verdict::kRuntimeError, o.expected.inputs.error().message);
+    if (!o.expected.outputs) return fail(Verdict::kRuntimeError, o.expected.outputs.error().message);
     Profile check;
     check.task = profile.task;
-    check.shape = shape;
+    check.shape = o.shape;
     check.tolerance = profile.tolerance;
-    if (auto s = RunCandidate(*bound, built->library_path, expected, 1, sub, check, /*timed=*/false); !s)
+    if (auto s = RunCandidate(o.bound, o.library, o.expected, 1, o.dir, check, /*timed=*/false); !s)
       return fail(Verdict::kRuntimeError, s.error().message);
     if (check.status != Verdict::kOk) return fail(check.status, check.message);
   }
@@ -518,6 +546,7 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
   // Inputs and reference run while the candidate compiles: both are untimed,
   // and the candidate's timed calls start only after both finish.
   auto expected = std::async(std::launch::async, [&] { return PrepareExpected(*bound, seeds, dir); });
+  auto others = std::async(std::launch::async, [&] { return PrepareOtherShapes(request, dir); });
   CompileOptions compile = options_.kernel_compile;
   compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
                            request.candidate.libraries.end());
@@ -550,7 +579,10 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
     profile.phase_seconds["inputs"] = prepared.inputs_seconds;
     profile.phase_seconds["reference"] = prepared.reference_seconds;
     if (auto s = RunCandidate(*bound, built->library_path, prepared, seeds.size(), dir, profile); !s) return s.error();
-    if (profile.status == Verdict::kOk || profile.status == Verdict::kSuspect) CheckOtherShapes(request, dir, profile);
+    if (profile.status == Verdict::kOk || profile.status == Verdict::kSuspect) {
+      auto prepared_others = others.get();
+      CheckOtherShapes(prepared_others, profile);
+    }
   }
   profile.wall_seconds = SecondsSince(started);
   return profile;
