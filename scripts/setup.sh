@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config make
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
-  libopenblas-dev libseccomp-dev libcurl4-openssl-dev libcpp-httplib-dev
+  libopenblas-dev libseccomp-dev libcurl4-openssl-dev libcpp-httplib-dev libsqlite3-dev binutils
   libgtest-dev libbenchmark-dev
 )
 
