@@ -15,6 +15,7 @@
 #include <random>
 
 #include "cli/run_support.h"
+#include "core/clock.h"
 #include "core/paths.h"
 #include "llm/config.h"
 #include "targets/cpu/cpu_target.h"
@@ -23,8 +24,6 @@
 using namespace accelopt;
 
 namespace {
-
-double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 long PeakRssKb() {
   rusage u{};
@@ -77,9 +76,9 @@ struct TimedTarget : targets::Target {
   std::string name() const override { return inner->name(); }
   bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
   std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r) override {
-    double start = Now();
+    double start = NowSeconds();
     auto out = inner->Evaluate(r);
-    seconds += Now() - start;
+    seconds += NowSeconds() - start;
     count += static_cast<int>(r.size());
     return out;
   }
@@ -143,9 +142,9 @@ int main(int argc, char** argv) {
   options.work_dir = dir.path() + "/work";
   TimedTarget target(cpu::MakeCpuTarget(options));
   auto run = (*db)->CreateRun(Json::object());
-  double start = Now();
+  double start = NowSeconds();
   auto result = cli::OptimizeTask(Settings(2, 4, 2), *task, *run, **db, *client, target);
-  double wall = Now() - start;
+  double wall = NowSeconds() - start;
   if (!result) {
     fmt::print(stderr, "loop_bench: {}\n", result.error().message);
     return 1;
@@ -161,10 +160,10 @@ int main(int argc, char** argv) {
   auto client2 = Client(WriteRecording(dir.path(), 1100));
   SyntheticTarget synthetic;
   auto run2 = (*db2)->CreateRun(Json::object());
-  double start2 = Now();
+  double start2 = NowSeconds();
   client2->RetainRecords(false);
   auto result2 = cli::OptimizeTask(Settings(11, 10, 10), *task, *run2, **db2, *client2, synthetic);
-  double wall2 = Now() - start2;
+  double wall2 = NowSeconds() - start2;
   if (!result2) {
     fmt::print(stderr, "loop_bench: {}\n", result2.error().message);
     return 1;

@@ -31,10 +31,12 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "eval/harness_buffers.h"
 #include "eval/shared_memory.h"
 #include "eval/stats.h"
 
+using accelopt::NowSeconds;
 using accelopt::eval::GuardedBuffer;
 using nlohmann::json;
 
@@ -63,12 +65,11 @@ void Emit(const json& event) {
   }
 }
 
-double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-const double g_start = Now();
+const double g_start = NowSeconds();
 
 void SetPhase(const std::string& phase) {
   std::snprintf(g_phase, sizeof g_phase, "%s", phase.c_str());
-  Emit({{"event", "phase"}, {"phase", phase}, {"t", Now() - g_start}});
+  Emit({{"event", "phase"}, {"phase", phase}, {"t", NowSeconds() - g_start}});
 }
 
 // Async-signal-safe: formats by hand, no allocation.
@@ -395,9 +396,9 @@ bool RunSeeds(const Spec& spec, AnyFn fn, Buffers& b, double& first_call_seconds
     }
     Poison(b, reference);
     SetPhase("correctness call, seed " + std::to_string(s));
-    double t0 = Now();
+    double t0 = NowSeconds();
     Call(fn, b.args.data(), b.args.size());
-    double dt = Now() - t0;
+    double dt = NowSeconds() - t0;
     if (s == 0) first_call_seconds = dt;
     total_seconds += dt;
     SetPhase("checking after correctness call, seed " + std::to_string(s));
@@ -470,9 +471,9 @@ json TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_second
   bool flush = t.value("flush", true);
 
   SetPhase("warm-up");
-  double warmup_start = Now();
+  double warmup_start = NowSeconds();
   for (int i = 0; i < warmup; ++i) Call(fn, b.args.data(), b.args.size());
-  double warmup_seconds = Now() - warmup_start;
+  double warmup_seconds = NowSeconds() - warmup_start;
   long calls = std::clamp<long>(static_cast<long>(budget / std::max(first_call_seconds, 1e-7)), min_calls, max_calls);
   json series = json::array();
   long timed = 0;
@@ -482,13 +483,13 @@ json TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_second
   for (int s = 0; s < max_series; ++s) {
     std::vector<double> samples;
     for (long c = 0; c < calls; ++c) {
-      double flush_start = Now();
+      double flush_start = NowSeconds();
       Poison(b, false);  // a call that skips its work cannot pass on the previous call's outputs
       if (flush) FlushCaches(b);
-      double t0 = Now();
+      double t0 = NowSeconds();
       flush_seconds += t0 - flush_start;
       Call(fn, b.args.data(), b.args.size());
-      samples.push_back(Now() - t0);
+      samples.push_back(NowSeconds() - t0);
     }
     timed += calls;
     series.push_back(samples);

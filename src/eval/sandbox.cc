@@ -15,12 +15,12 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/clock.h"
+
 extern char** environ;
 
 namespace accelopt::eval {
 namespace {
-
-double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 int AllowedCores() {
   cpu_set_t set;
@@ -144,7 +144,7 @@ Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
   for (auto& p : pipes)
     if (pipe2(p.data(), O_CLOEXEC) != 0) return Error{std::string("sandbox: pipe: ") + std::strerror(errno)};
 
-  double start = Now();
+  double start = NowSeconds();
   pid_t pid = fork();
   if (pid < 0) {
     for (auto& p : pipes) close(p[0]), close(p[1]);
@@ -181,7 +181,7 @@ Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
     for (auto& s : streams)
       if (s.fd >= 0) fds.push_back({s.fd, POLLIN, 0});
     if (pidfd >= 0) fds.push_back({pidfd, POLLIN, 0});
-    double left = deadline - Now();
+    double left = deadline - NowSeconds();
     if (left <= 0) {
       outcome.timed_out = true;
       kill(-pid, SIGKILL);
@@ -206,7 +206,7 @@ Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
   while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   kill(-pid, SIGKILL);  // stragglers the child may have left in its group
-  outcome.wall_seconds = Now() - start;
+  outcome.wall_seconds = NowSeconds() - start;
   for (auto& s : streams)
     if (s.fd >= 0) {
       Drain(s);

@@ -7,12 +7,10 @@
 #include <random>
 #include <thread>
 
+#include "core/clock.h"
+
 namespace accelopt::llm {
 namespace {
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::string UtcNow() {
   std::time_t now = std::time(nullptr);

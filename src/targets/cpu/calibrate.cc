@@ -1,5 +1,6 @@
 #include "targets/cpu/calibrate.h"
 
+#include "core/clock.h"
 #include "core/hash.h"
 
 #include <cblas.h>
@@ -36,8 +37,6 @@ volatile std::uint64_t g_int_sink = 0;
 // Kernel constants are read through volatiles so nothing can be folded at compile time.
 volatile float g_one = 1.0f;
 volatile float g_small = 1e-7f;
-
-double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // ---------------------------------------------------------------------------
 // Machine identity.

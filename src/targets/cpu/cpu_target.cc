@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/clock.h"
 #include "core/paths.h"
 #include "eval/inputs.h"
 #include "eval/sandbox.h"
@@ -346,10 +347,6 @@ void CpuTarget::Score(const suite::BoundTask& bound, const Json& result, Profile
   profile.percent_of_peak = 100.0 * t.seconds / median;
   profile.achieved_gbs = counts->min_bytes / median / 1e9;
   profile.achieved_gflops = (counts->flops_mm + counts->flops_vec) / median / 1e9;
-}
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // A scratch folder for one evaluation, removed afterwards unless kept.
