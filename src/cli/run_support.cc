@@ -234,19 +234,15 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   }
   state.baseline = result.baseline;
   state.best = state.beam.front();
-  search::RunBeamSearch(agents, evaluator, state, f.search, recorder, "run" + std::to_string(run_id) + "/" + task.name);
+  search::SearchState final_state = search::RunBeamSearch(agents, evaluator, state, f.search, recorder,
+                                                          "run" + std::to_string(run_id) + "/" + task.name);
   result.stopped = recorder.stop_reason();
 
-  // The best correct candidate this run evaluated for the task.
-  auto all = db.ListCandidates(run_id, task.name);
-  if (!all) return all.error();
+  // The best correct candidate this run evaluated for the task: the search
+  // knows every one, those recorded before a resume included.
   result.best = result.baseline;
-  for (const auto& row : *all)
-    if (row.status == "ok" && row.latency_s > 0 && row.latency_s < result.best.latency()) {
-      auto profile = eval::ProfileFromJson(row.profile);
-      if (profile)
-        result.best = {row.id, row.iteration, row.parent_id, "", row.plan, row.code, row.code_hash, *profile};
-    }
+  for (const auto& c : final_state.known)
+    if (c.ok() && c.latency() > 0 && c.latency() < result.best.latency()) result.best = c;
   auto calls = db.ListLlmCalls(run_id);
   if (!calls) return calls.error();
   for (const auto& c : *calls)
