@@ -1,17 +1,5 @@
 #include "testing/fake_llm_server.h"
 
-// Debian's libcpp-httplib is compiled with these (see `pkg-config --cflags cpp-httplib`), and the layout of
-// httplib::Client and httplib::Request depends on them: every file that includes httplib.h must agree.
-#ifndef CPPHTTPLIB_OPENSSL_SUPPORT
-#define CPPHTTPLIB_OPENSSL_SUPPORT
-#endif
-#ifndef CPPHTTPLIB_ZLIB_SUPPORT
-#define CPPHTTPLIB_ZLIB_SUPPORT
-#endif
-#ifndef CPPHTTPLIB_BROTLI_SUPPORT
-#define CPPHTTPLIB_BROTLI_SUPPORT
-#endif
-#include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -29,6 +17,8 @@
 #include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "testing/httplib.h"
 
 namespace accelopt::testing {
 namespace {

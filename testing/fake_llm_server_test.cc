@@ -1,17 +1,5 @@
 #include "testing/fake_llm_server.h"
 
-// Must match how Debian's libcpp-httplib was compiled (see fake_llm_server.cc).
-#ifndef CPPHTTPLIB_OPENSSL_SUPPORT
-#define CPPHTTPLIB_OPENSSL_SUPPORT
-#endif
-#ifndef CPPHTTPLIB_ZLIB_SUPPORT
-#define CPPHTTPLIB_ZLIB_SUPPORT
-#endif
-#ifndef CPPHTTPLIB_BROTLI_SUPPORT
-#define CPPHTTPLIB_BROTLI_SUPPORT
-#endif
-#include <httplib.h>
-
 #include <chrono>
 #include <memory>
 #include <string>
@@ -20,6 +8,8 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "testing/httplib.h"
 
 namespace accelopt::testing {
 namespace {
