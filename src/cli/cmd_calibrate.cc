@@ -47,16 +47,12 @@ void RegisterCalibrate(CLI::App& app) {
   cmd->add_flag("--force", force, "measure again even if this machine has a saved profile");
   cmd->add_flag("--json", json, "print the profile as JSON");
   cmd->callback([] {
-    bool had = false;
-    if (!force) {
-      auto saved = cpu::LoadHardwareProfile(DataDir() + "/hardware", cpu::DetectMachine().fingerprint);
-      had = saved && saved->has_value();
-    }
-    auto profile = HardwareProfileFor(/*calibrate_if_missing=*/true, force);
+    bool measured = false;
+    auto profile = HardwareProfileFor(/*calibrate_if_missing=*/true, force, &measured);
     if (json)
       fmt::print("{}\n", cpu::ToJson(*profile).dump(2));
     else
-      PrintProfile(*profile, !had);
+      PrintProfile(*profile, measured);
   });
 }
 

@@ -41,7 +41,8 @@ std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& task
   return out;
 }
 
-std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing, bool force) {
+std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing, bool force, bool* measured) {
+  if (measured) *measured = false;
   cpu::MachineIdentity machine = cpu::DetectMachine();
   std::string dir = DataDir() + "/hardware";
   if (!force) {
@@ -53,6 +54,7 @@ std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing
     fmt::print(stderr, "Calibrating: bandwidth, FMA peak, vector peak, OpenBLAS sgemm (a few seconds)...\n");
   }
   cpu::HardwareProfile profile = cpu::Calibrate(cpu::CalibrationOptions{});
+  if (measured) *measured = true;
   if (auto s = cpu::SaveHardwareProfile(dir, profile); !s) throw Exit{kExitError, s.error().message};
   if (profile.other_load > 0.05)
     fmt::print(stderr,

@@ -47,7 +47,9 @@ std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& task
 
 /// The saved profile of this machine. Calibrates (with a notice on stderr)
 /// when there is none and `calibrate_if_missing`, or when `force`.
-std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing, bool force);
+/// `measured`, when given, says whether it was measured now rather than loaded.
+std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing, bool force,
+                                                       bool* measured = nullptr);
 
 /// Table formatting helpers.
 std::string FormatSeconds(double seconds);
