@@ -14,10 +14,7 @@ StoreModelPort::StoreModelPort(store::Store& store, llm::LlmClient& client, int6
 Result<std::string> StoreModelPort::Ask(const std::string& role, const std::string& prompt, const std::string& key) {
   auto recorded = store_.GetLlmCall(key);
   if (!recorded) return recorded.error();
-  if (*recorded && (**recorded).value("error", "").empty()) {
-    ++replayed_;
-    return (**recorded).value("response", "");
-  }
+  if (*recorded && (**recorded).value("error", "").empty()) return (**recorded).value("response", "");
   llm::CallRecord call;
   auto answer = client_.Chat(role, {{"user", prompt}}, &call);
   Json record = call.ToJson();

@@ -21,14 +21,12 @@ class StoreModelPort : public agents::ModelPort {
  public:
   StoreModelPort(store::Store& store, llm::LlmClient& client, int64_t run_id, std::string task);
   Result<std::string> Ask(const std::string& role, const std::string& prompt, const std::string& key) override;
-  int replayed() const { return replayed_; }
 
  private:
   store::Store& store_;
   llm::LlmClient& client_;
   int64_t run_id_;
   std::string task_;
-  std::atomic<int> replayed_{0};
 };
 
 /// Evaluates on a target, remembering each profile in the store by task,
