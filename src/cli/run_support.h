@@ -3,7 +3,6 @@
 /// and evaluator (so a resumed run pays for nothing twice) and the listener
 /// that records the search as it goes and shows progress.
 
-#include <atomic>
 #include <memory>
 #include <string>
 
