@@ -34,11 +34,15 @@ class BadKernel : public ::testing::TestWithParam<Case> {
   }
   static void TearDownTestSuite() { delete task_; }
 
-  Result<eval::Profile> Evaluate(const std::string& file, double wall_seconds = 10) {
+  Result<eval::Profile> Evaluate(const std::string& file, double wall_seconds = 10, int series = 1) {
     auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/bad_kernels/" + file);
     EXPECT_TRUE(source.ok());
     cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch_);
     options.wall_seconds = wall_seconds;
+    if (series > 1) {  // no spread is small enough: every series runs
+      options.timing.max_series = series;
+      options.timing.spread_tolerance = 0;
+    }
     auto target = cpu::MakeCpuTarget(options);
     targets::EvalRequest request{task_, "test", {*source, file, {}}};
     return std::move(target->Evaluate({&request, 1})[0]);
@@ -88,13 +92,16 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"run_program.cpp", Verdict::kForbidden, "calls system()"},
                       Case{"raw_fork.cpp", Verdict::kForbidden, "fork: create a process"},
                       Case{"raw_openat.cpp", Verdict::kForbidden, "openat: a file"},
+                      Case{"forks_when_loaded.cpp", Verdict::kForbidden, "fork: create a process"},
+                      Case{"patches_code.cpp", Verdict::kForbidden, "mprotect: make memory executable"},
                       Case{"raw_kill_engine.cpp", Verdict::kForbidden, "kill: signal another process"},
-                      Case{"lazy_when_timed.cpp", Verdict::kWrongAnswer, "in the timed calls"},
+                      Case{"lazy_when_timed.cpp", Verdict::kWrongAnswer, "timed call"},
+                      Case{"replays_output_when_timed.cpp", Verdict::kWrongAnswer, "with fresh inputs"},
                       Case{"works_after_return.cpp", Verdict::kWrongAnswer, "after returning"},
                       Case{"writes_after_return.cpp", Verdict::kWrongAnswer, "after returning"},
                       Case{"half_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
                       Case{"bfloat16_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
-                      Case{"modifies_input_when_timed.cpp", Verdict::kWrongAnswer, "during the timed calls"},
+                      Case{"modifies_input_when_timed.cpp", Verdict::kWrongAnswer, "during timed call"},
                       Case{"write_past_end.cpp", Verdict::kRuntimeError, "wrote past the end of output 'out'"},
                       Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
                       Case{"write_before_start.cpp", Verdict::kRuntimeError, "SIGSEGV"},
@@ -140,6 +147,33 @@ TEST_F(BadKernel, HonestKernelIsTimedAndScored) {
   EXPECT_EQ(profile->errors->rel_l2, 0);
   // Every compilation keeps its vectorization remarks for the planner.
   EXPECT_NE(profile->vectorization_report.find("vectorized"), std::string::npos);
+}
+
+// A cache by content is right, so only the timing can tell it hit: every timed
+// call sees fresh inputs, so none does, and the kernel is timed at its real speed.
+TEST_F(BadKernel, CachingByContentGainsNothing) {
+  auto profile = Evaluate("caches_by_content.cpp");
+  ASSERT_TRUE(profile.ok());
+  ASSERT_EQ(profile->status, Verdict::kOk) << profile->message << profile->run_log;
+  ASSERT_TRUE(profile->latency.has_value());
+  EXPECT_GE(profile->latency->min_s, 0.002) << "a timed call was answered from the cache";
+  EXPECT_NE(profile->message.find("checked timed calls"), std::string::npos) << profile->message;
+}
+
+// Each series has checked calls of its own; those of the second and third are
+// run through the reference only when those series run.
+TEST_F(BadKernel, EverySeriesIsChecked) {
+  auto honest = Evaluate("honest_openmp.cpp", 10, 3);
+  ASSERT_TRUE(honest.ok());
+  ASSERT_EQ(honest->status, Verdict::kOk) << honest->message;
+  EXPECT_EQ(honest->latency->series, 3);
+  EXPECT_NE(honest->message.find("and 7 checked timed calls"), std::string::npos) << honest->message;
+  EXPECT_EQ(honest->phase_seconds.count("reference_after"), 1u);
+
+  auto cheat = Evaluate("garbage_in_later_series.cpp", 10, 3);
+  ASSERT_TRUE(cheat.ok());
+  EXPECT_EQ(cheat->status, Verdict::kWrongAnswer) << cheat->message;
+  EXPECT_NE(cheat->message.find("of series 2, with fresh inputs"), std::string::npos) << cheat->message;
 }
 
 TEST_F(BadKernel, CompileErrorKeepsTheDiagnostics) {

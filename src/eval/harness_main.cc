@@ -11,12 +11,14 @@
 // fd 3 before the process dies. This process never sees reference outputs.
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <immintrin.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,11 +30,14 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
 #include "eval/harness_buffers.h"
+#include "eval/perturb.h"
 #include "eval/shared_memory.h"
 #include "eval/stats.h"
 
@@ -123,30 +128,53 @@ void InstallSignalHandlers() {
 
 // ------------------------------------------------------------ process rules
 
-// Process creation, program execution, files, sockets and other processes are
-// trapped (SIGSYS -> "forbidden").
-// Threads are allowed: clone with CLONE_THREAD passes; clone3 answers ENOSYS so
-// that the C library falls back to clone, whose flags a filter can inspect.
-bool InstallSeccomp(std::string& error) {
+// Two filters, both trapping (SIGSYS -> "forbidden"). The first goes in before
+// the kernel's library is loaded, since its constructors run then: no new
+// processes or programs, sockets, signals to or memory of other processes,
+// files only opened for reading (the loader opens the library and what it
+// needs), and no executable memory made later (patching code, the harness's
+// included). Threads are allowed: clone with CLONE_THREAD passes; clone3
+// answers ENOSYS so that the C library falls back to clone, whose flags a
+// filter can inspect. The second, once everything is loaded and allocated,
+// closes files altogether: a kernel computes on its arguments only.
+using SeccompRules = int (*)(scmp_filter_ctx);
+
+bool LoadFilter(SeccompRules rules, std::string& error) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) return error = "seccomp_init failed", false;
-  int rc = 0;
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(fork), 0);
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(vfork), 0);
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(execve), 0);
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(execveat), 0);
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-  // Files, sockets, other processes: a kernel computes on its arguments only.
-  // (Everything the harness and the runtime libraries open is open by now.)
-  for (int call :
-       {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(creat), SCMP_SYS(socket), SCMP_SYS(socketpair),
-        SCMP_SYS(connect), SCMP_SYS(kill), SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev)})
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 0);
+  int rc = rules(ctx);
   if (rc == 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);
   if (rc != 0) return error = std::string("seccomp filter: ") + std::strerror(-rc), false;
   return true;
+}
+
+int ProcessRules(scmp_filter_ctx ctx) {
+  int rc = 0;
+  for (int call : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(socket),
+                   SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(kill), SCMP_SYS(ptrace),
+                   SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(creat), SCMP_SYS(openat2)})
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 0);
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  // Opening for writing or creating: flags are argument 1 of open, 2 of openat.
+  for (auto [call, arg] : {std::pair{SCMP_SYS(open), 1u}, std::pair{SCMP_SYS(openat), 2u}}) {
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_RDWR));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
+  }
+  return rc;
+}
+
+// After loading: executable memory and files are over.
+int LoadedRules(scmp_filter_ctx ctx) {
+  int rc = 0;
+  for (int call : {SCMP_SYS(open), SCMP_SYS(openat)}) rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 0);
+  // The protection is argument 2 of mmap, mprotect and pkey_mprotect.
+  for (int call : {SCMP_SYS(mmap), SCMP_SYS(mprotect), SCMP_SYS(pkey_mprotect)})
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+  return rc;
 }
 
 // --------------------------------------------------------------- counters
@@ -257,7 +285,8 @@ void FlushCaches(const Buffers& b) {
 struct Spec {
   std::string mode, library, symbol;
   std::vector<json> inputs, outputs;
-  size_t seeds = 0;
+  size_t seeds = 0;  // checked input sets on fd 4
+  size_t slots = 0;  // output sets on fd 5: one per seed, then one per checked timed call
   json timing;
   bool counters = false, seccomp = false;
 };
@@ -273,6 +302,7 @@ Spec ReadSpec(const char* path) {
   for (const auto& t : j.at("outputs")) s.outputs.push_back(t);
   s.seeds = j.at("seeds").get<size_t>();
   s.timing = j.value("timing", json::object());
+  s.slots = s.seeds + s.timing.value("checked", json::array()).size();
   s.counters = j.value("counters", false);
   s.seccomp = j.value("seccomp", false);
   return s;
@@ -307,13 +337,17 @@ size_t BytesOf(const std::vector<GuardedBuffer>& buffers) {
 
 // Inputs are drawn by the engine, once per seed, into sealed shared memory on
 // fd 4 (seed after seed, each seed's inputs back to back); both the reference
-// and the candidate copy them from there.
-bool ReadInputs(Buffers& b, size_t seeds, size_t seed_index) {
+// and the candidate copy them from there. Returns the start of one seed's inputs.
+const char* SharedInputs(const Buffers& b, size_t seeds, size_t seed_index) {
   static const char* shared = nullptr;
   size_t stride = BytesOf(b.inputs);
   if (!shared) shared = static_cast<const char*>(accelopt::eval::MapShared(kInputsFd, seeds * stride, false));
-  if (!shared) return false;
-  const char* p = shared + seed_index * stride;
+  return shared ? shared + seed_index * stride : nullptr;
+}
+
+bool ReadInputs(Buffers& b, size_t seeds, size_t seed_index) {
+  const char* p = SharedInputs(b, seeds, seed_index);
+  if (!p) return false;
   for (auto& buf : b.inputs) {
     std::memcpy(buf.data(), p, buf.bytes());
     p += buf.bytes();
@@ -321,32 +355,38 @@ bool ReadInputs(Buffers& b, size_t seeds, size_t seed_index) {
   return true;
 }
 
-// After a call: every guard intact, every input unchanged. Returns a violation or "".
-std::string CheckAfterCall(const Spec& spec, Buffers& b, const std::vector<std::vector<char>>& pristine) {
-  for (size_t i = 0; i < b.inputs.size(); ++i) {
+// "" when every canary after the arguments is intact; else the violation.
+std::string CheckGuards(const Spec& spec, const Buffers& b) {
+  for (size_t i = 0; i < b.inputs.size(); ++i)
     if (!b.inputs[i].IntactCanary())
       return "wrote past the end of input '" + spec.inputs[i].at("name").get<std::string>() + "'";
-    if (std::memcmp(b.inputs[i].data(), pristine[i].data(), b.inputs[i].bytes()) != 0)
-      return "modified input '" + spec.inputs[i].at("name").get<std::string>() + "'";
-  }
   for (size_t i = 0; i < b.outputs.size(); ++i)
     if (!b.outputs[i].IntactCanary())
       return "wrote past the end of output '" + spec.outputs[i].at("name").get<std::string>() + "'";
   return "";
 }
 
+// After a call: every guard intact, every input unchanged. Returns a violation or "".
+std::string CheckAfterCall(const Spec& spec, Buffers& b, const std::vector<std::vector<char>>& pristine) {
+  if (std::string guards = CheckGuards(spec, b); !guards.empty()) return guards;
+  for (size_t i = 0; i < b.inputs.size(); ++i)
+    if (std::memcmp(b.inputs[i].data(), pristine[i].data(), b.inputs[i].bytes()) != 0)
+      return "modified input '" + spec.inputs[i].at("name").get<std::string>() + "'";
+  return "";
+}
+
 // Outputs go to shared memory on fd 5, laid out like the inputs. Mapped only
 // while copying, so the kernel's calls never run with it mapped.
-bool WriteOutputs(const Buffers& b, size_t seeds, size_t seed_index) {
+bool WriteOutputs(const Buffers& b, size_t slots, size_t slot) {
   size_t stride = BytesOf(b.outputs);
-  char* shared = static_cast<char*>(accelopt::eval::MapShared(kOutputsFd, seeds * stride, true));
+  char* shared = static_cast<char*>(accelopt::eval::MapShared(kOutputsFd, slots * stride, true));
   if (!shared) return false;
-  char* p = shared + seed_index * stride;
+  char* p = shared + slot * stride;
   for (const auto& buf : b.outputs) {
     std::memcpy(p, buf.data(), buf.bytes());
     p += buf.bytes();
   }
-  accelopt::eval::UnmapShared(shared, seeds * stride);
+  accelopt::eval::UnmapShared(shared, slots * stride);
   return true;
 }
 
@@ -417,7 +457,7 @@ bool RunSeeds(const Spec& spec, AnyFn fn, Buffers& b, double& first_call_seconds
       Emit({{"event", "violation"}, {"seed_index", s}, {"message", violation}});
       return false;
     }
-    if (!WriteOutputs(b, spec.seeds, s)) {
+    if (!WriteOutputs(b, spec.slots, s)) {
       Emit({{"event", "harness_error"}, {"message", "cannot write outputs for seed " + std::to_string(s)}});
       return false;
     }
@@ -425,90 +465,153 @@ bool RunSeeds(const Spec& spec, AnyFn fn, Buffers& b, double& first_call_seconds
   return true;
 }
 
-// Timed series: caches flushed before each call. Re-measures while the
+// Timed series. Every timed call gets inputs no earlier call saw: a checked
+// set, perturbed with the call's own seed (eval/perturb.h), so a kernel that
+// caches by pointer, content or call count cannot gain. Outputs are poisoned
+// and every argument evicted from the caches before each call; inputs are
+// checked unchanged after it. At positions drawn here, at run time, a few calls
+// in each series use a perturbation the engine chose (and runs the reference
+// on); their outputs go back to it. A kernel cannot tell which of its timed
+// calls are checked. Series are re-measured while the
 // relative interquartile spread exceeds the tolerance, up to max_series.
-// What the last correctness call left: the timed calls run on the same
-// inputs and must leave them, and produce these outputs, again.
-struct Expected {
-  std::vector<std::vector<char>> inputs;
-  std::vector<std::vector<float>> outputs;
+struct CheckedCall {
+  size_t set = 0;  // the checked set it perturbs
+  uint64_t seed = 0;
 };
 
-Expected Snapshot(const Buffers& b) {
-  Expected e;
-  for (const auto& in : b.inputs) {
-    auto* p = static_cast<const char*>(in.data());
-    e.inputs.emplace_back(p, p + in.bytes());
-  }
-  for (const auto& out : b.outputs) {
-    auto* p = static_cast<const float*>(out.data());
-    e.outputs.emplace_back(p, p + out.bytes() / sizeof(float));
-  }
-  return e;
+struct TimingPlan {
+  uint64_t perturb_seed = 0;
+  std::vector<CheckedCall> checked;  // one for the final call, then per_series for each series
+  int per_series = 0;
+};
+
+TimingPlan ReadTimingPlan(const json& t) {
+  TimingPlan plan;
+  plan.perturb_seed = t.value("perturb_seed", uint64_t{0});
+  plan.per_series = t.value("checked_per_series", 0);
+  for (const auto& c : t.value("checked", json::array()))
+    plan.checked.push_back({c.at("set").get<size_t>(), c.at("seed").get<uint64_t>()});
+  return plan;
 }
 
-// "" when the timed calls behaved; else why not (NaN counts as a difference).
-std::string CheckTimedCalls(const Spec& spec, const Buffers& b, const Expected& e, double tolerance) {
-  for (size_t i = 0; i < b.inputs.size(); ++i)
-    if (std::memcmp(b.inputs[i].data(), e.inputs[i].data(), b.inputs[i].bytes()) != 0)
-      return "modified input '" + spec.inputs[i].at("name").get<std::string>() + "' during the timed calls";
-  for (size_t k = 0; k < b.outputs.size(); ++k) {
-    const float* out = static_cast<const float*>(b.outputs[k].data());
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < e.outputs[k].size(); ++i) {
-      // Where the checked output itself is not finite, the comparison with the
-      // reference already fails the kernel; nothing to add here.
-      if (!std::isfinite(e.outputs[k][i])) continue;
-      double d = static_cast<double>(out[i]) - e.outputs[k][i];
-      diff += std::isfinite(d) ? d * d : INFINITY;
-      norm += static_cast<double>(e.outputs[k][i]) * e.outputs[k][i];
-    }
-    double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-    if (!(rel <= tolerance))
-      return "gave different outputs in the timed calls than in the checked ones (output '" +
-             spec.outputs[k].at("name").get<std::string>() + "', relative L2 difference " + std::to_string(rel) + ")";
+// Fills the input arguments with set `set` perturbed by `seed`.
+void FillPerturbed(Buffers& b, const Spec& spec, size_t set, uint64_t seed) {
+  const char* base = SharedInputs(b, spec.seeds, set);
+  for (size_t i = 0; i < b.inputs.size(); ++i) {
+    accelopt::eval::Perturb(reinterpret_cast<const float*>(base), static_cast<float*>(b.inputs[i].data()),
+                            static_cast<long>(b.inputs[i].bytes() / sizeof(float)), seed, i);
+    base += b.inputs[i].bytes();
   }
-  return "";
 }
 
-json TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_seconds, Counters* counters) {
+// "" when the inputs are still what FillPerturbed put there; else the violation.
+std::string CheckPerturbedInputs(const Spec& spec, const Buffers& b, size_t set, uint64_t seed,
+                                 const std::string& when) {
+  const char* base = SharedInputs(b, spec.seeds, set);
+  for (size_t i = 0; i < b.inputs.size(); ++i) {
+    long n = static_cast<long>(b.inputs[i].bytes() / sizeof(float));
+    long at = accelopt::eval::FirstPerturbMismatch(reinterpret_cast<const float*>(base),
+                                                   static_cast<const float*>(b.inputs[i].data()), n, seed, i);
+    if (at >= 0)
+      return "modified input '" + spec.inputs[i].at("name").get<std::string>() + "' during " + when + " (element " +
+             std::to_string(at) + ")";
+    base += b.inputs[i].bytes();
+  }
+  return CheckGuards(spec, b);
+}
+
+// `count` distinct call positions in [0, calls), drawn from fresh entropy.
+std::vector<long> DrawPositions(long calls, int count) {
+  static std::mt19937_64 rng{(uint64_t{std::random_device{}()} << 32) | std::random_device{}()};
+  std::vector<long> all(calls);
+  std::iota(all.begin(), all.end(), 0L);
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(std::min<long>(count, calls));
+  return all;
+}
+
+std::string CallLabel(long call, int series) {
+  return "timed call " + std::to_string(call + 1) + " of series " + std::to_string(series + 1);
+}
+
+// Runs the timed series. Returns false with `violation` set when the kernel
+// misbehaved; fills `result` otherwise.
+bool TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_seconds, Counters* counters, json& result,
+                std::string& violation) {
   const json& t = spec.timing;
   int warmup = t.value("warmup", 1);
   int min_calls = t.value("min_calls", 5), max_calls = t.value("max_calls", 100);
   double budget = t.value("budget_seconds", 1.0), tol = t.value("spread_tolerance", 0.01);
   int max_series = t.value("max_series", 3);
   bool flush = t.value("flush", true);
+  TimingPlan plan = ReadTimingPlan(t);
 
   SetPhase("warm-up");
   double warmup_start = NowSeconds();
   for (int i = 0; i < warmup; ++i) Call(fn, b.args.data(), b.args.size());
   double warmup_seconds = NowSeconds() - warmup_start;
   long calls = std::clamp<long>(static_cast<long>(budget / std::max(first_call_seconds, 1e-7)), min_calls, max_calls);
-  json series = json::array();
+  json series = json::array(), checked_calls = json::array();
   long timed = 0;
   SetPhase("timed calls");
   if (counters) counters->Enable();
-  double flush_seconds = 0;
+  double setup_seconds = 0;
   for (int s = 0; s < max_series; ++s) {
+    size_t first_slot = 1 + static_cast<size_t>(s) * plan.per_series;
+    int checked_here = first_slot + plan.per_series <= plan.checked.size() ? plan.per_series : 0;
+    std::vector<long> positions = DrawPositions(calls, checked_here);
     std::vector<double> samples;
     for (long c = 0; c < calls; ++c) {
-      double flush_start = NowSeconds();
-      Poison(b, false);  // a call that skips its work cannot pass on the previous call's outputs
+      double setup_start = NowSeconds();
+      auto at = std::find(positions.begin(), positions.end(), c);
+      long slot = at == positions.end() ? -1 : static_cast<long>(first_slot + (at - positions.begin()));
+      CheckedCall source = slot >= 0 ? plan.checked[slot]
+                                     : CheckedCall{static_cast<size_t>(timed + c) % spec.seeds,
+                                                   accelopt::eval::CallSeed(plan.perturb_seed, timed + c)};
+      FillPerturbed(b, spec, source.set, source.seed);
+      Poison(b, false);
       if (flush) FlushCaches(b);
       double t0 = NowSeconds();
-      flush_seconds += t0 - flush_start;
+      setup_seconds += t0 - setup_start;
       Call(fn, b.args.data(), b.args.size());
       samples.push_back(NowSeconds() - t0);
+      std::string label = CallLabel(c, s);
+      violation = CheckPerturbedInputs(spec, b, source.set, source.seed, label);
+      if (!violation.empty()) return false;
+      if (slot >= 0) {
+        if (!WriteOutputs(b, spec.slots, spec.seeds + slot)) return violation = "cannot write outputs", false;
+        checked_calls.push_back({{"slot", spec.seeds + slot}, {"label", label}});
+      }
     }
     timed += calls;
     series.push_back(samples);
     if (accelopt::eval::Summarize(samples).spread <= tol) break;
   }
   if (counters) counters->Disable();
-  json result = {
-      {"series", series}, {"timed_calls", timed}, {"warmup_seconds", warmup_seconds}, {"flush_seconds", flush_seconds}};
+
+  // One more, untimed call, watched after it returns: its outputs must be
+  // complete, stay put and be right.
+  if (!plan.checked.empty()) {
+    SetPhase("checking after the timed calls");
+    const CheckedCall& last = plan.checked.front();
+    FillPerturbed(b, spec, last.set, last.seed);
+    Poison(b, false);
+    Call(fn, b.args.data(), b.args.size());
+    const std::string label = "the call after the timed calls";
+    violation = WatchAfterReturn(spec, b);
+    if (violation.empty()) violation = CheckPerturbedInputs(spec, b, last.set, last.seed, label);
+    if (!violation.empty()) return false;
+    size_t slot = spec.seeds;
+    if (!WriteOutputs(b, spec.slots, slot)) return violation = "cannot write outputs", false;
+    checked_calls.push_back({{"slot", slot}, {"label", label}});
+  }
+  result = {{"series", series},
+            {"timed_calls", timed},
+            {"warmup_seconds", warmup_seconds},
+            {"setup_seconds", setup_seconds},
+            {"checked_calls", checked_calls}};
   if (counters) result["counters"] = counters->Read(timed);
-  return result;
+  return true;
 }
 
 }  // namespace
@@ -566,6 +669,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<Counters> counters;
   if (spec.counters) counters = std::make_unique<Counters>();
 
+  std::string error;
+  if (spec.seccomp && !LoadFilter(ProcessRules, error)) {
+    Emit({{"event", "harness_error"}, {"message", error}});
+    return 6;
+  }
   SetPhase("loading");
   void* lib = dlopen(spec.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   AnyFn fn = lib ? reinterpret_cast<AnyFn>(dlsym(lib, spec.symbol.c_str())) : nullptr;
@@ -579,26 +687,19 @@ int main(int argc, char** argv) {
     Emit({{"event", "harness_error"}, {"message", "cannot allocate the kernel's arguments"}});
     return 5;
   }
-  if (spec.seccomp) {
-    std::string error;
-    if (!InstallSeccomp(error)) {
-      Emit({{"event", "harness_error"}, {"message", error}});
-      return 6;
-    }
+  if (spec.seccomp && !LoadFilter(LoadedRules, error)) {
+    Emit({{"event", "harness_error"}, {"message", error}});
+    return 6;
   }
   double first_call = 0, correctness = 0;
   if (!RunSeeds(spec, fn, b, first_call, correctness)) return 0;
   json result = {{"event", "result"}, {"first_call_seconds", first_call}, {"correctness_seconds", correctness}};
   if (spec.mode == "candidate" && spec.timing.value("enabled", true)) {
-    Expected expected = Snapshot(b);
-    json timing = TimeKernel(spec, fn, b, first_call, counters && counters->error().empty() ? counters.get() : nullptr);
-    SetPhase("checking after the timed calls");
-    std::string violation = WatchAfterReturn(spec, b);
-    if (violation.empty()) violation = CheckTimedCalls(spec, b, expected, spec.timing.value("tolerance", 2e-5));
-    if (violation.empty()) violation = CheckAfterCall(spec, b, expected.inputs);
-    if (!violation.empty()) {
-      Emit(
-          {{"event", "violation"}, {"seed_index", spec.seeds - 1}, {"message", violation}, {"status", "wrong_answer"}});
+    json timing;
+    std::string violation;
+    if (!TimeKernel(spec, fn, b, first_call, counters && counters->error().empty() ? counters.get() : nullptr, timing,
+                    violation)) {
+      Emit({{"event", "violation"}, {"message", violation}, {"status", "wrong_answer"}});
       return 0;
     }
     result.update(timing);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -16,6 +17,7 @@
 #include "core/clock.h"
 #include "core/paths.h"
 #include "eval/inputs.h"
+#include "eval/perturb.h"
 #include "eval/sandbox.h"
 #include "eval/shared_memory.h"
 #include "targets/cpu/symbols.h"
@@ -89,7 +91,11 @@ std::string SyscallName(int number) {
                                                    {SYS_execveat, "execveat: run a program"},
                                                    {SYS_open, "open: a file"},
                                                    {SYS_openat, "openat: a file"},
+                                                   {SYS_openat2, "openat2: a file"},
                                                    {SYS_creat, "creat: a file"},
+                                                   {SYS_mmap, "mmap: map executable memory"},
+                                                   {SYS_mprotect, "mprotect: make memory executable"},
+                                                   {SYS_pkey_mprotect, "pkey_mprotect: make memory executable"},
                                                    {SYS_socket, "socket"},
                                                    {SYS_socketpair, "socketpair"},
                                                    {SYS_connect, "connect"},
@@ -121,7 +127,8 @@ bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& messa
     bool wrong = what.rfind("modified", 0) == 0 || what.rfind("changed", 0) == 0 ||
                  what.rfind("kept computing", 0) == 0 || e->value("status", "") == "wrong_answer";
     verdict = wrong ? Verdict::kWrongAnswer : Verdict::kRuntimeError;
-    message = "the kernel " + what + " (seed " + std::to_string(e->value("seed_index", 0)) + ")";
+    message = "the kernel " + what;
+    if (e->contains("seed_index")) message += " (seed " + std::to_string(e->value("seed_index", 0)) + ")";
     return true;
   }
   if (o.timed_out) {
@@ -197,13 +204,18 @@ class CpuTarget : public targets::Target {
  private:
   // Inputs drawn and reference outputs computed, for one evaluation.
   struct Expected {
-    Result<eval::SharedMemory> inputs = Error{"inputs not drawn"};
+    Result<eval::SharedMemory> inputs = Error{"inputs not drawn"};  // one set per seed
+    // Reference outputs: one set per seed, then one per checked call computed
+    // beforehand (the final call's and the first series'); the other series'
+    // are computed only if those series run.
     Result<eval::SharedMemory> outputs = Error{"reference not run"};
+    size_t seeds = 0, slots = 0, precomputed = 0;  // slots: outputs the candidate may hand back
+    Json timing_plan = Json::object();             // how the timed calls perturb the inputs (none when untimed)
     double inputs_seconds = 0, reference_seconds = 0;
   };
   Result<Profile> EvaluateOne(const targets::EvalRequest& request);
   Expected PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir,
-                           double scale = 1);
+                           double scale = 1, bool timed = true);
   // Another shape of the task, built and with its expected outputs, for the untimed extra check.
   struct OtherShape {
     std::string shape;
@@ -214,14 +226,21 @@ class CpuTarget : public targets::Target {
   };
   std::vector<OtherShape> PrepareOtherShapes(const targets::EvalRequest& request, const fs::path& dir);
   void CheckOtherShapes(std::vector<OtherShape>& others, Profile& profile);
-  Status RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected, size_t seeds,
+  Status RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected,
                       const fs::path& dir, Profile& profile, bool timed = true);
   Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound, bool candidate,
                                 const eval::SharedMemory& inputs, const eval::SharedMemory& outputs);
   Result<eval::SharedMemory> RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir,
                                           const eval::SharedMemory& inputs);
-  void Compare(const suite::BoundTask& bound, size_t seeds, const eval::SharedMemory& reference,
-               const eval::SharedMemory& outputs, Profile& profile);
+  // One set of outputs to compare with its reference, and what to call it.
+  struct Slot {
+    const float* outputs;
+    const double* reference;
+    std::string label;
+  };
+  void Compare(const suite::BoundTask& bound, const std::vector<Slot>& slots, Profile& profile);
+  Status CompareWithReference(const suite::BoundTask& bound, const Expected& expected, const Json& result,
+                              const eval::SharedMemory& outputs, const fs::path& dir, Profile& profile);
   void Score(const suite::BoundTask& bound, const Json& result, Profile& profile);
 
   CpuTargetOptions options_;
@@ -271,6 +290,30 @@ Result<eval::SharedMemory> GenerateInputs(const suite::BoundTask& bound, const s
   return memory;
 }
 
+// The reference's inputs for checked timed calls: the first `copied` seeds'
+// sets as they are, then the perturbed set of each call (as the harness builds it).
+Result<eval::SharedMemory> WithCheckedCalls(const suite::BoundTask& bound, const eval::SharedMemory& sets,
+                                            size_t copied, const std::vector<Json>& calls) {
+  const long per_seed = ElementsPerSeed(bound.inputs);
+  auto memory =
+      eval::SharedMemory::Create("accelopt-reference-inputs", (copied + calls.size()) * per_seed * sizeof(float));
+  if (!memory) return memory.error();
+  const float* base = static_cast<const float*>(sets.data());
+  float* p = static_cast<float*>(memory->data());
+  std::memcpy(p, base, copied * per_seed * sizeof(float));
+  p += copied * per_seed;
+  for (const auto& call : calls) {
+    const float* set = base + call.at("set").get<size_t>() * per_seed;
+    for (size_t i = 0; i < bound.inputs.size(); ++i) {
+      eval::Perturb(set, p, bound.inputs[i].elements, call.at("seed").get<uint64_t>(), i);
+      set += bound.inputs[i].elements;
+      p += bound.inputs[i].elements;
+    }
+  }
+  if (auto s = memory->Seal(); !s) return s.error();
+  return memory;
+}
+
 Result<eval::SharedMemory> CpuTarget::RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir,
                                                    const eval::SharedMemory& inputs) {
   const suite::Task& task = *bound.task;
@@ -298,25 +341,25 @@ Result<eval::SharedMemory> CpuTarget::RunReference(const suite::BoundTask& bound
   return std::move(*outputs);
 }
 
-void CpuTarget::Compare(const suite::BoundTask& bound, size_t seeds, const eval::SharedMemory& reference,
-                        const eval::SharedMemory& outputs, Profile& profile) {
+void CpuTarget::Compare(const suite::BoundTask& bound, const std::vector<Slot>& slots, Profile& profile) {
   eval::ErrorStats worst;
-  const double* ref = static_cast<const double*>(reference.data());
-  const float* out = static_cast<const float*>(outputs.data());
-  for (size_t s = 0; s < seeds; ++s) {
-    for (size_t k = 0; k < bound.outputs.size(); ++k) {
-      const auto& t = bound.outputs[k];
+  bool first = true;
+  for (const Slot& slot : slots) {
+    const double* ref = slot.reference;
+    const float* out = slot.outputs;
+    for (const auto& t : bound.outputs) {
       size_t n = static_cast<size_t>(t.elements);
       eval::ErrorStats e = eval::CompareOutputs(out, ref, n);
       out += n;
       ref += n;
       if ((!e.finite() || e.rel_l2 > profile.tolerance) && profile.message.empty())
-        profile.message = "output '" + t.name + "' (seed " + std::to_string(s) + "): " +
+        profile.message = "output '" + t.name + "' (" + slot.label + "): " +
                           (e.finite() ? "relative L2 error " + std::to_string(e.rel_l2) + " exceeds " +
                                             std::to_string(profile.tolerance)
                                       : std::to_string(e.nan_count) + " NaN and " + std::to_string(e.inf_count) +
                                             " Inf of " + std::to_string(e.elements) + " values");
-      worst = s == 0 && k == 0 ? e : eval::Worst(worst, e);
+      worst = first ? e : eval::Worst(worst, e);
+      first = false;
     }
   }
   profile.errors = worst;
@@ -381,16 +424,18 @@ std::vector<uint64_t> FreshSeeds(int count) {
   return seeds;
 }
 
-Json TimingJson(const TimingOptions& t, bool enabled, double tolerance) {
-  return {{"enabled", enabled},
-          {"tolerance", tolerance},
-          {"warmup", t.warmup},
-          {"min_calls", t.min_calls},
-          {"max_calls", t.max_calls},
-          {"budget_seconds", t.budget_seconds},
-          {"spread_tolerance", t.spread_tolerance},
-          {"max_series", t.max_series},
-          {"flush", t.flush_caches}};
+Json TimingJson(const TimingOptions& t, bool enabled, double tolerance, const Json& plan) {
+  Json j = {{"enabled", enabled},
+            {"tolerance", tolerance},
+            {"warmup", t.warmup},
+            {"min_calls", t.min_calls},
+            {"max_calls", t.max_calls},
+            {"budget_seconds", t.budget_seconds},
+            {"spread_tolerance", t.spread_tolerance},
+            {"max_series", t.max_series},
+            {"flush", t.flush_caches}};
+  j.update(plan);
+  return j;
 }
 
 void RecordCompile(const CompileOutcome& built, Profile& profile) {
@@ -403,21 +448,83 @@ void RecordCompile(const CompileOutcome& built, Profile& profile) {
 }  // namespace
 
 CpuTarget::Expected CpuTarget::PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds,
-                                               const fs::path& dir, double scale) {
+                                               const fs::path& dir, double scale, bool timed) {
   Expected e;
+  e.seeds = e.slots = seeds.size();
   auto start = std::chrono::steady_clock::now();
   e.inputs = GenerateInputs(bound, seeds, scale);
-  e.inputs_seconds = SecondsSince(start);
   if (!e.inputs) return e;
+  Result<eval::SharedMemory> checked_inputs = Error{""};
+  const eval::SharedMemory* reference_inputs = &*e.inputs;
+  if (timed && options_.timing_enabled) {
+    // Which perturbations the checked timed calls use: per_series for each
+    // series, then one for the watched call after them.
+    const TimingOptions& t = options_.timing;
+    std::vector<uint64_t> fresh = FreshSeeds(1 + 1 + t.checked_per_series * t.max_series);
+    Json checked = Json::array();
+    for (size_t j = 1; j < fresh.size(); ++j) checked.push_back({{"set", (j - 1) % seeds.size()}, {"seed", fresh[j]}});
+    e.timing_plan = {{"perturb_seed", fresh[0]}, {"checked_per_series", t.checked_per_series}, {"checked", checked}};
+    e.slots += checked.size();
+    e.precomputed = std::min<size_t>(checked.size(), 1 + t.checked_per_series);
+    checked_inputs = WithCheckedCalls(bound, *e.inputs, seeds.size(),
+                                      {checked.begin(), checked.begin() + static_cast<long>(e.precomputed)});
+    if (!checked_inputs) {
+      e.inputs = checked_inputs.error();
+      return e;
+    }
+    reference_inputs = &*checked_inputs;
+  }
+  e.inputs_seconds = SecondsSince(start);
   start = std::chrono::steady_clock::now();
-  e.outputs = RunReference(bound, seeds.size(), dir, *e.inputs);
+  e.outputs = RunReference(bound, e.seeds + e.precomputed, dir, *reference_inputs);
   e.reference_seconds = SecondsSince(start);
   return e;
 }
 
+// Compares every seed's outputs and those of the checked timed calls the
+// candidate reported with their reference outputs; runs the reference for the
+// checked calls of series that were not computed beforehand.
+Status CpuTarget::CompareWithReference(const suite::BoundTask& bound, const Expected& expected, const Json& result,
+                                       const eval::SharedMemory& outputs, const fs::path& dir, Profile& profile) {
+  const long per_slot = ElementsPerSeed(bound.outputs);
+  auto out_at = [&](size_t slot) { return static_cast<const float*>(outputs.data()) + slot * per_slot; };
+  auto ref_at = [&](size_t slot) { return static_cast<const double*>(expected.outputs->data()) + slot * per_slot; };
+  std::vector<Slot> slots;
+  for (size_t s = 0; s < expected.seeds; ++s) slots.push_back({out_at(s), ref_at(s), "seed " + std::to_string(s)});
+  std::vector<std::pair<size_t, std::string>> late;  // checked calls without a reference yet
+  for (const auto& c : result.value("checked_calls", Json::array())) {
+    size_t slot = c.value("slot", size_t{0});
+    std::string label = c.value("label", "a timed call") + ", with fresh inputs";
+    if (slot < expected.seeds || slot >= expected.slots)
+      return Error{"evaluation harness: checked call " + std::to_string(slot) + " out of range"};
+    if (slot < expected.seeds + expected.precomputed)
+      slots.push_back({out_at(slot), ref_at(slot), label});
+    else
+      late.emplace_back(slot, label);
+  }
+  Result<eval::SharedMemory> late_reference = Error{""};
+  if (!late.empty()) {
+    std::vector<Json> calls;
+    for (const auto& [slot, label] : late) calls.push_back(expected.timing_plan["checked"][slot - expected.seeds]);
+    auto inputs = WithCheckedCalls(bound, *expected.inputs, 0, calls);
+    if (!inputs) return inputs.error();
+    auto start = std::chrono::steady_clock::now();
+    late_reference = RunReference(bound, calls.size(), dir, *inputs);
+    if (!late_reference) return late_reference.error();
+    profile.phase_seconds["reference_after"] = SecondsSince(start);
+    for (size_t k = 0; k < late.size(); ++k)
+      slots.push_back({out_at(late[k].first),
+                       static_cast<const double*>(late_reference->data()) + static_cast<long>(k) * per_slot,
+                       late[k].second});
+  }
+  Compare(bound, slots, profile);
+  return Ok{};
+}
+
 // Runs the built candidate against the expected outputs and fills the profile.
 Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected,
-                               size_t seeds, const fs::path& dir, Profile& profile, bool timed) {
+                               const fs::path& dir, Profile& profile, bool timed) {
+  const size_t seeds = expected.seeds;
   Json spec = {{"mode", "candidate"},
                {"library", library},
                {"symbol", "kernel"},
@@ -426,8 +533,10 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
                {"seeds", seeds},
                {"counters", options_.counters},
                {"seccomp", true},
-               {"timing", TimingJson(options_.timing, options_.timing_enabled && timed, bound.task->tolerance)}};
-  auto outputs = eval::SharedMemory::Create("accelopt-outputs", seeds * ElementsPerSeed(bound.outputs) * sizeof(float));
+               {"timing", TimingJson(options_.timing, options_.timing_enabled && timed, bound.task->tolerance,
+                                     expected.timing_plan)}};
+  auto outputs =
+      eval::SharedMemory::Create("accelopt-outputs", expected.slots * ElementsPerSeed(bound.outputs) * sizeof(float));
   if (!outputs) return outputs.error();
   // NaN until the child hands back a seed's outputs: nothing unwritten can pass.
   std::fill_n(static_cast<float*>(outputs->data()), outputs->size() / sizeof(float), NAN);
@@ -439,16 +548,21 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
   if (const Json* e = run->Find("harness_error")) return Error{"evaluation harness: " + e->value("message", "")};
   if (ClassifyFailure(*run, profile.status, profile.message)) return Ok{};
 
-  auto compare_start = std::chrono::steady_clock::now();
-  Compare(bound, seeds, *expected.outputs, *outputs, profile);
-  profile.phase_seconds["compare"] = SecondsSince(compare_start);
   const Json* result = run->Find("result");
-  if (!result) return Ok{};
+  if (!result) {
+    profile.status = Verdict::kRuntimeError;
+    profile.message = "the process finished without reporting a result" + std::string(" (during ") + run->phase + ")";
+    return Ok{};
+  }
+  auto compare_start = std::chrono::steady_clock::now();
+  if (auto s = CompareWithReference(bound, expected, *result, *outputs, dir, profile); !s) return s;
+  profile.phase_seconds["compare"] = SecondsSince(compare_start);
   profile.kernel_seconds = result->value("correctness_seconds", 0.0) + result->value("warmup_seconds", 0.0);
-  profile.phase_seconds["cache_flush"] = result->value("flush_seconds", 0.0);
+  profile.phase_seconds["timed_call_setup"] = result->value("setup_seconds", 0.0);
   if (profile.status != Verdict::kOk) return Ok{};
   Score(bound, *result, profile);
-  profile.message = "correct on " + std::to_string(seeds) + " seeds";
+  profile.message = "correct on " + std::to_string(seeds) + " seeds and " +
+                    std::to_string(result->value("checked_calls", Json::array()).size()) + " checked timed calls";
   // Faster than the roofline is physically impossible: a broken measurement or a trick.
   if (profile.percent_of_peak > 100) {
     profile.status = Verdict::kSuspect;
@@ -504,7 +618,8 @@ std::vector<CpuTarget::OtherShape> CpuTarget::PrepareOtherShapes(const targets::
       o.compile_log = built->log.empty() ? "(no diagnostics)" : built->log;
     else
       o.library = built->library_path;
-    if (o.problem.empty() && o.compile_log.empty()) o.expected = PrepareExpected(o.bound, FreshSeeds(1), o.dir, kScale);
+    if (o.problem.empty() && o.compile_log.empty())
+      o.expected = PrepareExpected(o.bound, FreshSeeds(1), o.dir, kScale, /*timed=*/false);
     others.push_back(std::move(o));
   }
   return others;
@@ -524,7 +639,7 @@ void CpuTarget::CheckOtherShapes(std::vector<OtherShape>& others, Profile& profi
     check.task = profile.task;
     check.shape = o.shape;
     check.tolerance = profile.tolerance;
-    if (auto s = RunCandidate(o.bound, o.library, o.expected, 1, o.dir, check, /*timed=*/false); !s)
+    if (auto s = RunCandidate(o.bound, o.library, o.expected, o.dir, check, /*timed=*/false); !s)
       return fail(Verdict::kRuntimeError, s.error().message);
     if (check.status != Verdict::kOk) return fail(check.status, check.message);
   }
@@ -575,7 +690,7 @@ Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
     if (!prepared.outputs) return prepared.outputs.error();
     profile.phase_seconds["inputs"] = prepared.inputs_seconds;
     profile.phase_seconds["reference"] = prepared.reference_seconds;
-    if (auto s = RunCandidate(*bound, built->library_path, prepared, seeds.size(), dir, profile); !s) return s.error();
+    if (auto s = RunCandidate(*bound, built->library_path, prepared, dir, profile); !s) return s.error();
     if (profile.status == Verdict::kOk || profile.status == Verdict::kSuspect) {
       auto prepared_others = others.get();
       CheckOtherShapes(prepared_others, profile);

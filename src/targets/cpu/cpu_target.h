@@ -20,6 +20,7 @@ struct TimingOptions {
   double spread_tolerance = 0.01;  ///< re-measure while IQR/median exceeds this
   int max_series = 3;              ///< series at most; the most stable is kept
   bool flush_caches = true;        ///< evict the arguments before each timed call
+  int checked_per_series = 2;      ///< timed calls per series whose outputs are checked (at random positions)
 };
 
 /// The reference is built plainly: no fast-math, no OpenMP.

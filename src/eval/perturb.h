@@ -1,0 +1,31 @@
+#pragma once
+/// Fresh inputs for every timed call, cheaply (DESIGN.md section 5).
+///
+/// A kernel that caches its result by pointer, by a hash of its inputs or by
+/// call count must not gain from it, so no timed call sees inputs an earlier
+/// call saw. Drawing a whole new set per call costs far more than most kernels;
+/// instead each call gets one of the checked sets with the low 20 mantissa bits
+/// of every normal value flipped by a mask drawn from a per-call seed. Sign and
+/// exponent stay, so each value keeps its binade (a positive input stays
+/// positive, a small one small) while changing by up to 12.5%: far more than
+/// any task's tolerance, so an output computed for other inputs cannot pass.
+/// Zeros, subnormals, infinities and NaN are left as they are.
+///
+/// Both sides compute the same bits: the harness for the call, the engine for
+/// the reference of the calls whose outputs it checks.
+
+#include <cstdint>
+
+namespace accelopt::eval {
+
+/// out[i] = base[i] with its mask applied; `stream` tells the inputs of one call apart.
+void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream);
+
+/// Index of the first element of `values` that differs from Perturb(base, seed,
+/// stream), or -1 when none does (bit for bit).
+long FirstPerturbMismatch(const float* base, const float* values, long n, uint64_t seed, uint64_t stream);
+
+/// The seed of timed call `call` of an evaluation whose timed calls draw from `seed`.
+uint64_t CallSeed(uint64_t seed, uint64_t call);
+
+}  // namespace accelopt::eval
