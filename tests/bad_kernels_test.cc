@@ -94,6 +94,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"raw_openat.cpp", Verdict::kForbidden, "openat: a file"},
                       Case{"forks_when_loaded.cpp", Verdict::kForbidden, "fork: create a process"},
                       Case{"patches_code.cpp", Verdict::kForbidden, "mprotect: make memory executable"},
+                      Case{"forges_events.cpp", Verdict::kForbidden, "event channel"},
                       Case{"raw_kill_engine.cpp", Verdict::kForbidden, "kill: signal another process"},
                       Case{"lazy_when_timed.cpp", Verdict::kWrongAnswer, "timed call"},
                       Case{"replays_output_when_timed.cpp", Verdict::kWrongAnswer, "with fresh inputs"},

@@ -1,7 +1,9 @@
 // accelopt-harness: the child side of an evaluation.
 //
-// Usage: accelopt-harness SPEC.json
-//   fd 3: events, written as JSON lines; fd 4: inputs; fd 5: outputs (shared memory)
+// Usage: accelopt-harness [SPEC.json]
+//   fd 3: events, written as JSON lines; fd 4: inputs; fd 5: outputs (shared memory);
+//   fd 6: the spec, when no file is named (read and closed before the kernel is
+//   loaded, so that not even its constructors can see which timed calls are checked)
 //
 // Loads a compiled kernel (or reference), copies in the inputs the engine drew
 // for each seed, poisons the outputs, calls it, checks what it left behind and
@@ -28,6 +30,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -50,6 +53,7 @@ namespace {
 constexpr int kEventFd = 3;
 constexpr int kInputsFd = 4;   // sealed shared memory: every seed's inputs
 constexpr int kOutputsFd = 5;  // shared memory: every seed's outputs
+constexpr int kSpecFd = 6;     // the spec
 constexpr int kMaxArgs = 24;
 constexpr double kWatchSettleSeconds = 0.03;  // after a call returns, before the CPU watch
 constexpr double kWatchSeconds = 0.04;        // the CPU watch
@@ -58,8 +62,12 @@ constexpr double kWatchSeconds = 0.04;        // the CPU watch
 
 std::atomic<bool> g_alloc_failed{false};
 char g_phase[128] = "start";
+// Every event carries the token the engine put in the spec: a line on fd 3
+// without it was written by someone else (the kernel).
+char g_token[64] = "";
 
-void Emit(const json& event) {
+void Emit(json event) {
+  event["token"] = g_token;
   std::string line = event.dump() + "\n";
   const char* p = line.data();
   size_t left = line.size();
@@ -104,6 +112,8 @@ void OnFatalSignal(int sig, siginfo_t* info, void*) {
   AppendText(buf, len, sizeof buf, g_alloc_failed.load() ? "true" : "false");
   AppendText(buf, len, sizeof buf, ",\"phase\":\"");
   AppendText(buf, len, sizeof buf, g_phase);
+  AppendText(buf, len, sizeof buf, "\",\"token\":\"");
+  AppendText(buf, len, sizeof buf, g_token);
   AppendText(buf, len, sizeof buf, "\"}\n");
   ssize_t ignored = write(kEventFd, buf, len);
   (void)ignored;
@@ -291,9 +301,26 @@ struct Spec {
   bool counters = false, seccomp = false;
 };
 
-Spec ReadSpec(const char* path) {
-  std::ifstream in(path);
-  json j = json::parse(in);
+// The spec's text: from the named file, else all of fd 6 (then closed).
+std::string ReadSpecText(const char* path) {
+  if (path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string text;
+  char chunk[4096];
+  for (ssize_t n; (n = read(kSpecFd, chunk, sizeof chunk)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(chunk, static_cast<size_t>(n));
+  }
+  close(kSpecFd);
+  return text;
+}
+
+Spec ParseSpec(const std::string& text) {
+  json j = json::parse(text);
+  std::snprintf(g_token, sizeof g_token, "%s", j.value("token", "").c_str());
   Spec s;
   s.mode = j.at("mode");
   s.library = j.at("library");
@@ -654,14 +681,14 @@ int posix_memalign(void** out, size_t alignment, size_t n) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: accelopt-harness SPEC.json (events on fd 3)\n");
+  if (argc > 2) {
+    std::fprintf(stderr, "usage: accelopt-harness [SPEC.json] (events on fd 3; spec on fd 6 if no file)\n");
     return 2;
   }
   InstallSignalHandlers();
   Spec spec;
   try {
-    spec = ReadSpec(argv[1]);
+    spec = ParseSpec(ReadSpecText(argc == 2 ? argv[1] : nullptr));
   } catch (const std::exception& e) {
     Emit({{"event", "harness_error"}, {"message", std::string("bad spec: ") + e.what()}});
     return 3;

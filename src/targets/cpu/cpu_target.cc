@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/clock.h"
+#include "core/hash.h"
 #include "core/paths.h"
 #include "eval/inputs.h"
 #include "eval/perturb.h"
@@ -34,6 +35,7 @@ struct HarnessRun {
   eval::SandboxOutcome outcome;
   std::vector<Json> events;
   std::string phase = "start";
+  std::string foreign;  // the first line on fd 3 the harness did not write
   const Json* Find(const std::string& kind) const {
     for (const auto& e : events)
       if (e.value("event", "") == kind) return &e;
@@ -41,13 +43,18 @@ struct HarnessRun {
   }
 };
 
-HarnessRun ParseEvents(eval::SandboxOutcome outcome) {
+// Only lines that carry this run's token are the harness's; the first other
+// one is kept: the kernel wrote to the event channel.
+HarnessRun ParseEvents(eval::SandboxOutcome outcome, const std::string& token) {
   HarnessRun run;
   std::istringstream lines(outcome.events);
   std::string line;
   while (std::getline(lines, line)) {
     Json event = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!event.is_object()) continue;  // a kernel may scribble on fd 3; ignore what is not ours
+    if (!event.is_object() || event.value("token", "") != token) {
+      if (run.foreign.empty() && !line.empty()) run.foreign = line.substr(0, 80);
+      continue;
+    }
     if (event.value("event", "") == "phase") run.phase = event.value("phase", run.phase);
     run.events.push_back(std::move(event));
   }
@@ -73,6 +80,13 @@ long DataBytes(const suite::BoundTask& bound) {
   for (const auto* group : {&bound.inputs, &bound.outputs})
     for (const auto& t : *group) elements += t.elements;
   return elements * 8;  // doubles for the reference outputs, copies of the inputs
+}
+
+std::vector<uint64_t> FreshSeeds(int count) {
+  std::random_device entropy;
+  std::vector<uint64_t> seeds;
+  for (int i = 0; i < count; ++i) seeds.push_back((uint64_t{entropy()} << 32) | entropy());
+  return seeds;
 }
 
 std::string RunLog(const eval::SandboxOutcome& o) {
@@ -113,6 +127,11 @@ bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& messa
   const std::string during = " during " + run.phase;
   // A trapped call reports itself, unless signals were blocked (posix_spawn
   // blocks them all): then the kernel kills with SIGSYS directly.
+  if (!run.foreign.empty()) {
+    verdict = Verdict::kForbidden;
+    message = "the kernel wrote to the evaluator's event channel (fd 3): \"" + run.foreign + "\"";
+    return true;
+  }
   const Json* forbidden = run.Find("forbidden");
   if (forbidden || o.term_signal == SIGSYS) {
     verdict = Verdict::kForbidden;
@@ -228,7 +247,7 @@ class CpuTarget : public targets::Target {
   void CheckOtherShapes(std::vector<OtherShape>& others, Profile& profile);
   Status RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected,
                       const fs::path& dir, Profile& profile, bool timed = true);
-  Result<HarnessRun> RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound, bool candidate,
+  Result<HarnessRun> RunHarness(Json spec, const fs::path& dir, const suite::BoundTask& bound, bool candidate,
                                 const eval::SharedMemory& inputs, const eval::SharedMemory& outputs);
   Result<eval::SharedMemory> RunReference(const suite::BoundTask& bound, size_t seeds, const fs::path& dir,
                                           const eval::SharedMemory& inputs);
@@ -246,16 +265,25 @@ class CpuTarget : public targets::Target {
   CpuTargetOptions options_;
 };
 
-Result<HarnessRun> CpuTarget::RunHarness(const Json& spec, const fs::path& dir, const suite::BoundTask& bound,
-                                         bool candidate, const eval::SharedMemory& inputs,
-                                         const eval::SharedMemory& outputs) {
-  std::string spec_path = (dir / (candidate ? "candidate.json" : "reference.json")).string();
-  if (auto s = WriteJsonFile(spec_path, spec); !s) return s.error();
+// The spec travels on fd 6 (shared memory), never as a file in the folder the
+// kernel runs in; it is kept as a file only with --keep, for debugging.
+Result<HarnessRun> CpuTarget::RunHarness(Json spec, const fs::path& dir, const suite::BoundTask& bound, bool candidate,
+                                         const eval::SharedMemory& inputs, const eval::SharedMemory& outputs) {
+  const std::string token = Hex64(FreshSeeds(1)[0]);
+  spec["token"] = token;
+  const std::string text = spec.dump();
+  auto spec_memory = eval::SharedMemory::Create("accelopt-spec", text.size());
+  if (!spec_memory) return spec_memory.error();
+  std::memcpy(spec_memory->data(), text.data(), text.size());
+  if (auto s = spec_memory->Seal(); !s) return s.error();
+  if (options_.keep_work)
+    if (auto s = WriteJsonFile((dir / (candidate ? "candidate.json" : "reference.json")).string(), spec); !s)
+      return s.error();
   eval::SandboxRequest request;
-  request.argv = {options_.harness_path, spec_path};
+  request.argv = {options_.harness_path};
   request.workdir = dir.string();
   request.cpus = options_.cpus;
-  request.inherit_fds = {inputs.fd(), outputs.fd()};
+  request.inherit_fds = {inputs.fd(), outputs.fd(), spec_memory->fd()};
   // OpenBLAS's idle workers otherwise spin for about 2^28 cycles after each
   // call, which the watch after a kernel returns would take for work still going on.
   request.env = {"OPENBLAS_THREAD_TIMEOUT=4"};
@@ -267,7 +295,7 @@ Result<HarnessRun> CpuTarget::RunHarness(const Json& spec, const fs::path& dir, 
   request.limits.max_processes = 0;
   auto outcome = eval::RunSandboxed(request);
   if (!outcome) return outcome.error();
-  return ParseEvents(std::move(*outcome));
+  return ParseEvents(std::move(*outcome), token);
 }
 
 // Draws every seed's inputs into sealed shared memory: the children can read
@@ -416,13 +444,6 @@ class ScratchDir {
   fs::path path_;
   bool keep_;
 };
-
-std::vector<uint64_t> FreshSeeds(int count) {
-  std::random_device entropy;
-  std::vector<uint64_t> seeds;
-  for (int i = 0; i < count; ++i) seeds.push_back((uint64_t{entropy()} << 32) | entropy());
-  return seeds;
-}
 
 Json TimingJson(const TimingOptions& t, bool enabled, double tolerance, const Json& plan) {
   Json j = {{"enabled", enabled},
