@@ -538,7 +538,9 @@ Status CpuTarget::CompareWithReference(const suite::BoundTask& bound, const Expe
                        static_cast<const double*>(late_reference->data()) + static_cast<long>(k) * per_slot,
                        late[k].second});
   }
+  auto compare_start = std::chrono::steady_clock::now();
   Compare(bound, slots, profile);
+  profile.phase_seconds["compare"] = SecondsSince(compare_start);
   return Ok{};
 }
 
@@ -575,9 +577,7 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
     profile.message = "the process finished without reporting a result" + std::string(" (during ") + run->phase + ")";
     return Ok{};
   }
-  auto compare_start = std::chrono::steady_clock::now();
   if (auto s = CompareWithReference(bound, expected, *result, *outputs, dir, profile); !s) return s;
-  profile.phase_seconds["compare"] = SecondsSince(compare_start);
   profile.kernel_seconds = result->value("correctness_seconds", 0.0) + result->value("warmup_seconds", 0.0);
   profile.phase_seconds["timed_call_setup"] = result->value("setup_seconds", 0.0);
   if (profile.status != Verdict::kOk) return Ok{};
