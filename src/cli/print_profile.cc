@@ -11,8 +11,11 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
   fmt::print("status       {}: {}\n", eval::VerdictName(p.status), p.message);
   fmt::print("compile      {}\n", p.compile_cached ? "cached" : FormatSeconds(p.compile_seconds));
   if (p.errors)
-    fmt::print("error        relative L2 {:.3g} (tolerance {:.1g}), max abs {:.3g}, {} NaN, {} Inf over {} seeds\n",
-               p.errors->rel_l2, p.tolerance, p.errors->max_abs, p.errors->nan_count, p.errors->inf_count, p.seeds);
+    fmt::print(
+        "error        relative L2 {:.3g} (tolerance {:.1g}), max abs {:.3g}, {} NaN, {} Inf over {} seeds and {} "
+        "checked timed calls\n",
+        p.errors->rel_l2, p.tolerance, p.errors->max_abs, p.errors->nan_count, p.errors->inf_count, p.seeds,
+        p.checked_calls);
   if (p.latency)
     fmt::print("latency      median {}  min {}  max {}  spread {:.2f}%  ({} calls, {} series)\n",
                FormatSeconds(p.latency->median_s), FormatSeconds(p.latency->min_s), FormatSeconds(p.latency->max_s),

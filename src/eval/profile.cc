@@ -47,6 +47,7 @@ Json Profile::ToJson() const {
               {"vectorization_report", vectorization_report}}},
             {"run_log", run_log},
             {"seeds", seeds},
+            {"checked_calls", checked_calls},
             {"tolerance", tolerance},
             {"wall_seconds", wall_seconds},
             {"kernel_seconds", kernel_seconds},
@@ -110,19 +111,20 @@ Result<Profile> ProfileFromJson(const Json& j) {
       p.vectorization_report = c.value("vectorization_report", "");
     }
     p.seeds = j.value("seeds", 0);
+    p.checked_calls = j.value("checked_calls", 0);
     p.tolerance = NumberOr(j, "tolerance", 0);
     p.wall_seconds = NumberOr(j, "wall_seconds", 0);
     p.kernel_seconds = NumberOr(j, "kernel_seconds", 0);
     if (j.contains("errors")) {
       const Json& e = j["errors"];
-      p.errors = ErrorStats{NumberOr(e, "rel_l2", INFINITY), NumberOr(e, "max_abs", INFINITY),
-                            e.value("nan_count", size_t{0}), e.value("inf_count", size_t{0}),
-                            e.value("elements", size_t{0})};
+      p.errors =
+          ErrorStats{NumberOr(e, "rel_l2", INFINITY), NumberOr(e, "max_abs", INFINITY), e.value("nan_count", size_t{0}),
+                     e.value("inf_count", size_t{0}), e.value("elements", size_t{0})};
     }
     if (j.contains("latency")) {
       const Json& l = j["latency"];
-      p.latency = LatencyStats{l.at("median_s"), l.at("min_s"), l.at("max_s"), l.at("mean_s"), l.at("spread"),
-                               l.at("calls"), l.at("series")};
+      p.latency = LatencyStats{l.at("median_s"), l.at("min_s"), l.at("max_s"), l.at("mean_s"),
+                               l.at("spread"),   l.at("calls"), l.at("series")};
     }
     if (j.contains("counters") && j["counters"].contains("cycles")) {
       p.counters.available = true;

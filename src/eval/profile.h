@@ -43,6 +43,7 @@ struct Profile {
   double compile_seconds = 0;
   bool compile_cached = false;
   int seeds = 0;
+  int checked_calls = 0;             ///< timed calls whose outputs were compared with the reference too
   std::optional<ErrorStats> errors;  ///< present once outputs were compared
   double tolerance = 0;
   std::optional<LatencyStats> latency;

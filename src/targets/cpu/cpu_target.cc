@@ -578,12 +578,13 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
     return Ok{};
   }
   if (auto s = CompareWithReference(bound, expected, *result, *outputs, dir, profile); !s) return s;
+  profile.checked_calls = static_cast<int>(result->value("checked_calls", Json::array()).size());
   profile.kernel_seconds = result->value("correctness_seconds", 0.0) + result->value("warmup_seconds", 0.0);
   profile.phase_seconds["timed_call_setup"] = result->value("setup_seconds", 0.0);
   if (profile.status != Verdict::kOk) return Ok{};
   Score(bound, *result, profile);
-  profile.message = "correct on " + std::to_string(seeds) + " seeds and " +
-                    std::to_string(result->value("checked_calls", Json::array()).size()) + " checked timed calls";
+  profile.message = "correct on " + std::to_string(seeds) + " seeds and " + std::to_string(profile.checked_calls) +
+                    " checked timed calls";
   // Faster than the roofline is physically impossible: a broken measurement or a trick.
   if (profile.percent_of_peak > 100) {
     profile.status = Verdict::kSuspect;
