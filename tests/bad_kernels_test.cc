@@ -95,6 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"forks_when_loaded.cpp", Verdict::kForbidden, "fork: create a process"},
                       Case{"patches_code.cpp", Verdict::kForbidden, "mprotect: make memory executable"},
                       Case{"forges_events.cpp", Verdict::kForbidden, "event channel"},
+                      Case{"reads_leftover_memory.cpp", Verdict::kWrongAnswer, "(seed 0)"},
                       Case{"raw_kill_engine.cpp", Verdict::kForbidden, "kill: signal another process"},
                       Case{"lazy_when_timed.cpp", Verdict::kWrongAnswer, "timed call"},
                       Case{"replays_output_when_timed.cpp", Verdict::kWrongAnswer, "with fresh inputs"},
