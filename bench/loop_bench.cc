@@ -75,9 +75,10 @@ struct TimedTarget : targets::Target {
   explicit TimedTarget(std::unique_ptr<targets::Target> t) : inner(std::move(t)) {}
   std::string name() const override { return inner->name(); }
   bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
-  std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r) override {
+  std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
+                                              const OnResult& on_result) override {
     double start = NowSeconds();
-    auto out = inner->Evaluate(r);
+    auto out = inner->Evaluate(r, on_result);
     seconds += NowSeconds() - start;
     count += static_cast<int>(r.size());
     return out;
@@ -91,7 +92,8 @@ struct TimedTarget : targets::Target {
 struct SyntheticTarget : targets::Target {
   std::string name() const override { return "synthetic"; }
   bool Supports(const suite::Task&) const override { return true; }
-  std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r) override {
+  std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
+                                              const OnResult& on_result) override {
     std::vector<Result<eval::Profile>> out;
     for (const auto& request : r) {
       eval::Profile p;
@@ -104,6 +106,7 @@ struct SyntheticTarget : targets::Target {
       p.compile_log = std::string(2000, 'c');  // about what a real profile carries
       p.vectorization_report = std::string(2000, 'v');
       out.push_back(p);
+      if (on_result) on_result(out.size() - 1, out.back());
     }
     return out;
   }

@@ -39,9 +39,10 @@ class BadKernel : public ::testing::TestWithParam<Case> {
     EXPECT_TRUE(source.ok());
     cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch_);
     options.wall_seconds = wall_seconds;
-    if (series > 1) {  // no spread is small enough: every series runs
+    if (series > 1) {  // no spread is small enough: every series runs, each of 50 calls
       options.timing.max_series = series;
       options.timing.spread_tolerance = 0;
+      options.timing.min_calls = options.timing.max_calls = 50;
     }
     auto target = cpu::MakeCpuTarget(options);
     targets::EvalRequest request{task_, "test", {*source, file, {}}};
@@ -245,6 +246,47 @@ TEST(OtherShapes, SpecialCasingTheTimedShapeIsCaught) {
     EXPECT_EQ(profile->status, eval::Verdict::kWrongAnswer) << profile->message;
     EXPECT_NE(profile->message.find("on shape 'test' with inputs scaled x3"), std::string::npos) << profile->message;
   }
+}
+
+}  // namespace
+}  // namespace accelopt
+
+namespace accelopt {
+namespace {
+
+// Requests for the same task and shape share inputs and reference outputs;
+// each is still judged on its own, and reported as soon as it is measured.
+TEST(Batch, SharesInputsAndReferenceNotVerdicts) {
+  auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+  ASSERT_TRUE(task.ok());
+  testing::TempDir scratch;
+  auto target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
+  auto kernel = [](const std::string& file) {
+    return *ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/bad_kernels/" + file);
+  };
+  std::vector<targets::EvalRequest> requests = {
+      {&*task, "test", {kernel("honest_openmp.cpp"), "a", {}}},
+      {&*task, "test", {kernel("replays_output_when_timed.cpp"), "b", {}}},
+      {&*task, "test", {kernel("modify_input.cpp"), "c", {}}},
+      {&*task, "bench", {kernel("honest_openmp.cpp"), "d", {}}},
+  };
+  std::vector<size_t> reported;
+  auto results = target->Evaluate(requests, [&](size_t i, const Result<eval::Profile>& r) {
+    EXPECT_TRUE(r.ok());
+    reported.push_back(i);
+  });
+  EXPECT_EQ(reported, (std::vector<size_t>{0, 1, 2, 3}));
+  ASSERT_EQ(results.size(), 4u);
+  for (const auto& r : results) ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(results[0]->status, eval::Verdict::kOk) << results[0]->message;
+  EXPECT_EQ(results[1]->status, eval::Verdict::kWrongAnswer) << results[1]->message;
+  EXPECT_EQ(results[2]->status, eval::Verdict::kWrongAnswer) << results[2]->message;
+  EXPECT_EQ(results[3]->status, eval::Verdict::kOk) << results[3]->message;
+  // The reference ran once for the first three (test shape), once for the last (bench).
+  EXPECT_EQ(results[0]->phase_seconds.count("reference"), 1u);
+  EXPECT_EQ(results[1]->phase_seconds.count("reference"), 0u);
+  EXPECT_EQ(results[2]->phase_seconds.count("reference"), 0u);
+  EXPECT_EQ(results[3]->phase_seconds.count("reference"), 1u);
 }
 
 }  // namespace

@@ -106,10 +106,11 @@ class Loop : public ::testing::Test {
     explicit CountingTarget(std::unique_ptr<targets::Target> t) : inner(std::move(t)) {}
     std::string name() const override { return inner->name(); }
     bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
-    std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r) override {
+    std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
+                                                const OnResult& on_result) override {
       evaluations += static_cast<int>(r.size());
       for (const auto& request : r) hashes.insert(agents::CodeHash(request.candidate.source));
-      return inner->Evaluate(r);
+      return inner->Evaluate(r, on_result);
     }
     std::unique_ptr<targets::Target> inner;
     int evaluations = 0;

@@ -31,21 +31,39 @@ StoreEvaluator::StoreEvaluator(store::Store& store, targets::Target& target, con
                                int64_t run_id)
     : store_(store), target_(target), task_(task), shape_(std::move(shape)), run_id_(run_id) {}
 
-Result<eval::Profile> StoreEvaluator::EvaluateOne(const std::string& code) {
-  std::string key = "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/" + agents::CodeHash(code);
-  auto recorded = store_.GetEvaluation(key);
-  if (!recorded) return recorded.error();
-  if (*recorded) return eval::ProfileFromJson(**recorded);
-  targets::EvalRequest request{&task_, shape_, {code, "candidate", {}}};
-  auto profile = std::move(target_.Evaluate({&request, 1})[0]);
-  if (!profile) return profile.error();
-  if (auto s = store_.PutEvaluation(key, run_id_, task_.name, profile->ToJson()); !s) return s.error();
-  return profile;
+std::string StoreEvaluator::Key(const std::string& code) const {
+  return "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/" + agents::CodeHash(code);
 }
 
+Result<eval::Profile> StoreEvaluator::EvaluateOne(const std::string& code) {
+  return std::move(Evaluate({code}).front());
+}
+
+// Codes evaluated before in this run are answered from the store; the others
+// go to the target as one batch (sharing inputs and reference outputs), and
+// each profile is stored as soon as it is measured.
 std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<std::string>& codes) {
-  std::vector<Result<eval::Profile>> out;
-  for (const auto& code : codes) out.push_back(EvaluateOne(code));
+  std::vector<Result<eval::Profile>> out(codes.size(), Error{"not evaluated"});
+  std::vector<targets::EvalRequest> requests;
+  std::vector<size_t> positions;  // where each request's result goes
+  for (size_t i = 0; i < codes.size(); ++i) {
+    auto recorded = store_.GetEvaluation(Key(codes[i]));
+    if (!recorded)
+      out[i] = recorded.error();
+    else if (*recorded)
+      out[i] = eval::ProfileFromJson(**recorded);
+    else {
+      requests.push_back({&task_, shape_, {codes[i], "candidate", {}}});
+      positions.push_back(i);
+    }
+  }
+  if (requests.empty()) return out;
+  target_.Evaluate(requests, [&](size_t k, const Result<eval::Profile>& profile) {
+    size_t i = positions[k];
+    out[i] = profile;
+    if (!profile) return;
+    if (auto s = store_.PutEvaluation(Key(codes[i]), run_id_, task_.name, profile->ToJson()); !s) out[i] = s.error();
+  });
   return out;
 }
 

@@ -38,6 +38,7 @@ class StoreEvaluator : public search::CandidateEvaluator {
   Result<eval::Profile> EvaluateOne(const std::string& code);
 
  private:
+  std::string Key(const std::string& code) const;
   store::Store& store_;
   targets::Target& target_;
   const suite::Task& task_;

@@ -6,6 +6,7 @@
 /// returned only when the infrastructure failed (the reference crashed, the
 /// disk is full, the harness is missing).
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,13 +32,21 @@ struct EvalRequest {
 
 class Target {
  public:
+  /// Told of each result as soon as it is measured (its index in the requests).
+  using OnResult = std::function<void(size_t index, const Result<eval::Profile>& result)>;
+
   virtual ~Target() = default;
   /// "cpu", "cuda", ...
   virtual std::string name() const = 0;
   /// Whether this target has what it needs to run `task` (a baseline for it, ...).
   virtual bool Supports(const suite::Task& task) const = 0;
-  /// One result per request, in order. Blocks until all are measured.
-  virtual std::vector<Result<eval::Profile>> Evaluate(std::span<const EvalRequest> requests) = 0;
+  /// One result per request, in order. Blocks until all are measured. Requests
+  /// for the same task and shape may share their inputs and reference outputs.
+  virtual std::vector<Result<eval::Profile>> Evaluate(std::span<const EvalRequest> requests,
+                                                      const OnResult& on_result) = 0;
+  std::vector<Result<eval::Profile>> Evaluate(std::span<const EvalRequest> requests) {
+    return Evaluate(requests, OnResult{});
+  }
 };
 
 }  // namespace accelopt::targets

@@ -145,8 +145,8 @@ bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& messa
     std::string what = e->value("message", "");
     // Wrong results (inputs or outputs changed when they must not be); else a
     // fault such as a write past the end of an argument.
-    bool wrong = what.rfind("modified", 0) == 0 || what.rfind("changed", 0) == 0 ||
-                 what.rfind("kept computing", 0) == 0;
+    bool wrong =
+        what.rfind("modified", 0) == 0 || what.rfind("changed", 0) == 0 || what.rfind("kept computing", 0) == 0;
     verdict = wrong ? Verdict::kWrongAnswer : Verdict::kRuntimeError;
     message = "the kernel " + what;
     if (e->contains("seed_index")) message += " (seed " + std::to_string(e->value("seed_index", 0)) + ")";
@@ -216,14 +216,22 @@ class CpuTarget : public targets::Target {
     return fs::exists(task.baseline_path(), ec) && fs::exists(task.reference_path(), ec);
   }
 
-  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> requests) override {
+  // Consecutive requests for the same task and shape form a batch that shares
+  // its inputs and reference outputs.
+  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> requests,
+                                        const OnResult& on_result) override {
     std::vector<Result<Profile>> out;
-    for (const auto& r : requests) out.push_back(EvaluateOne(r));
+    for (size_t i = 0; i < requests.size();) {
+      size_t j = i + 1;
+      while (j < requests.size() && requests[j].task == requests[i].task && requests[j].shape == requests[i].shape) ++j;
+      EvaluateBatch(requests.subspan(i, j - i), out, on_result);
+      i = j;
+    }
     return out;
   }
 
  private:
-  // Inputs drawn and reference outputs computed, for one evaluation.
+  // Inputs drawn and reference outputs computed, for one batch of evaluations.
   struct Expected {
     Result<eval::SharedMemory> inputs = Error{"inputs not drawn"};  // one set per seed
     // Reference outputs: one set per seed, then one per checked call computed
@@ -233,21 +241,42 @@ class CpuTarget : public targets::Target {
     size_t seeds = 0, slots = 0, precomputed = 0;  // slots: outputs the candidate may hand back
     Json timing_plan = Json::object();             // how the timed calls perturb the inputs (none when untimed)
     double inputs_seconds = 0, reference_seconds = 0;
+    // Reference outputs of checked calls of later series, by slot, computed
+    // when a candidate first runs those series.
+    std::map<size_t, std::vector<double>> later;
   };
-  Result<Profile> EvaluateOne(const targets::EvalRequest& request);
   Expected PrepareExpected(const suite::BoundTask& bound, const std::vector<uint64_t>& seeds, const fs::path& dir,
                            double scale = 1, bool timed = true);
-  // Another shape of the task, built and with its expected outputs, for the untimed extra check.
+  // A shape of the task other than the evaluated one, for the untimed extra check.
   struct OtherShape {
     std::string shape;
-    suite::BoundTask bound;
-    fs::path dir;
-    std::string library, compile_log, problem;  // problem: an infrastructure error
-    Expected expected;
+    Result<suite::BoundTask> bound = Error{""};
   };
-  std::vector<OtherShape> PrepareOtherShapes(const targets::EvalRequest& request, const fs::path& dir);
-  void CheckOtherShapes(std::vector<OtherShape>& others, Profile& profile);
-  Status RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected,
+  std::vector<OtherShape> OtherShapesOf(const targets::EvalRequest& request) const;
+  // What the candidates of a batch share: inputs and reference outputs for the
+  // evaluated shape and for each other shape (parallel to the OtherShape list).
+  struct Shared {
+    Expected expected;
+    std::vector<Expected> others;
+    std::vector<fs::path> other_dirs;
+  };
+  Shared PrepareShared(const suite::BoundTask& bound, const std::vector<OtherShape>& others, const fs::path& dir);
+  // One candidate's builds: for the evaluated shape and for each other shape.
+  struct Built {
+    Result<CompileOutcome> main = Error{""};
+    std::vector<Result<CompileOutcome>> others;
+    double started = 0;  // steady-clock seconds when the candidate's evaluation began
+  };
+  Built Build(const targets::EvalRequest& request, const suite::BoundTask& bound, const std::vector<OtherShape>& others,
+              const fs::path& dir);
+  void EvaluateBatch(std::span<const targets::EvalRequest> batch, std::vector<Result<Profile>>& out,
+                     const OnResult& on_result);
+  Result<Profile> EvaluateBuilt(const targets::EvalRequest& request, const suite::BoundTask& bound, Built& built,
+                                Shared& shared, const std::vector<OtherShape>& others, const fs::path& dir,
+                                bool prepared_here);
+  void CheckOtherShapes(const std::vector<OtherShape>& others, Built& built, Shared& shared, const fs::path& dir,
+                        Profile& profile);
+  Status RunCandidate(const suite::BoundTask& bound, const std::string& library, Expected& expected,
                       const fs::path& dir, Profile& profile, bool timed = true);
   Result<HarnessRun> RunHarness(Json spec, const fs::path& dir, const suite::BoundTask& bound, bool candidate,
                                 const eval::SharedMemory& inputs, const eval::SharedMemory& outputs);
@@ -260,7 +289,7 @@ class CpuTarget : public targets::Target {
     std::string label;
   };
   void Compare(const suite::BoundTask& bound, const std::vector<Slot>& slots, Profile& profile);
-  Status CompareWithReference(const suite::BoundTask& bound, const Expected& expected, const Json& result,
+  Status CompareWithReference(const suite::BoundTask& bound, Expected& expected, const Json& result,
                               const eval::SharedMemory& outputs, const fs::path& dir, Profile& profile);
   void Score(const suite::BoundTask& bound, const Json& result, Profile& profile);
 
@@ -507,39 +536,42 @@ CpuTarget::Expected CpuTarget::PrepareExpected(const suite::BoundTask& bound, co
 // Compares every seed's outputs and those of the checked timed calls the
 // candidate reported with their reference outputs; runs the reference for the
 // checked calls of series that were not computed beforehand.
-Status CpuTarget::CompareWithReference(const suite::BoundTask& bound, const Expected& expected, const Json& result,
+Status CpuTarget::CompareWithReference(const suite::BoundTask& bound, Expected& expected, const Json& result,
                                        const eval::SharedMemory& outputs, const fs::path& dir, Profile& profile) {
   const long per_slot = ElementsPerSeed(bound.outputs);
   auto out_at = [&](size_t slot) { return static_cast<const float*>(outputs.data()) + slot * per_slot; };
   auto ref_at = [&](size_t slot) { return static_cast<const double*>(expected.outputs->data()) + slot * per_slot; };
   std::vector<Slot> slots;
   for (size_t s = 0; s < expected.seeds; ++s) slots.push_back({out_at(s), ref_at(s), "seed " + std::to_string(s)});
-  std::vector<std::pair<size_t, std::string>> late;  // checked calls without a reference yet
+  std::vector<std::pair<size_t, std::string>> later;  // checked calls of later series
+  std::vector<size_t> missing;                        // ... whose reference is not computed yet
   for (const auto& c : result.value("checked_calls", Json::array())) {
     size_t slot = c.value("slot", size_t{0});
     std::string label = c.value("label", "a timed call") + ", with fresh inputs";
     if (slot < expected.seeds || slot >= expected.slots)
       return Error{"evaluation harness: checked call " + std::to_string(slot) + " out of range"};
-    if (slot < expected.seeds + expected.precomputed)
+    if (slot < expected.seeds + expected.precomputed) {
       slots.push_back({out_at(slot), ref_at(slot), label});
-    else
-      late.emplace_back(slot, label);
+      continue;
+    }
+    later.emplace_back(slot, label);
+    if (!expected.later.count(slot)) missing.push_back(slot);
   }
-  Result<eval::SharedMemory> late_reference = Error{""};
-  if (!late.empty()) {
+  if (!missing.empty()) {
     std::vector<Json> calls;
-    for (const auto& [slot, label] : late) calls.push_back(expected.timing_plan["checked"][slot - expected.seeds]);
+    for (size_t slot : missing) calls.push_back(expected.timing_plan["checked"][slot - expected.seeds]);
     auto inputs = WithCheckedCalls(bound, *expected.inputs, 0, calls);
     if (!inputs) return inputs.error();
     auto start = std::chrono::steady_clock::now();
-    late_reference = RunReference(bound, calls.size(), dir, *inputs);
-    if (!late_reference) return late_reference.error();
+    auto reference = RunReference(bound, calls.size(), dir, *inputs);
+    if (!reference) return reference.error();
     profile.phase_seconds["reference_after"] = SecondsSince(start);
-    for (size_t k = 0; k < late.size(); ++k)
-      slots.push_back({out_at(late[k].first),
-                       static_cast<const double*>(late_reference->data()) + static_cast<long>(k) * per_slot,
-                       late[k].second});
+    for (size_t k = 0; k < missing.size(); ++k) {
+      const double* p = static_cast<const double*>(reference->data()) + static_cast<long>(k) * per_slot;
+      expected.later[missing[k]].assign(p, p + per_slot);
+    }
   }
+  for (const auto& [slot, label] : later) slots.push_back({out_at(slot), expected.later.at(slot).data(), label});
   auto compare_start = std::chrono::steady_clock::now();
   Compare(bound, slots, profile);
   profile.phase_seconds["compare"] = SecondsSince(compare_start);
@@ -547,7 +579,7 @@ Status CpuTarget::CompareWithReference(const suite::BoundTask& bound, const Expe
 }
 
 // Runs the built candidate against the expected outputs and fills the profile.
-Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string& library, const Expected& expected,
+Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string& library, Expected& expected,
                                const fs::path& dir, Profile& profile, bool timed) {
   const size_t seeds = expected.seeds;
   Json spec = {{"mode", "candidate"},
@@ -601,12 +633,12 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
 }
 
 // A kernel must be right for the task, not for one shape and one data set:
-// check it once more on the task's other (smaller) shapes, with inputs
-// drawn at a different scale than the timed ones. Untimed; a failure or an
-// infrastructure error here makes the profile fail with the reason.
-std::vector<CpuTarget::OtherShape> CpuTarget::PrepareOtherShapes(const targets::EvalRequest& request,
-                                                                 const fs::path& dir) {
-  constexpr double kScale = 3;
+// it is checked once more, untimed, on the task's other shapes no larger than
+// the evaluated one (larger ones would multiply the cost of every
+// evaluation), with inputs drawn at a different scale than the timed ones.
+constexpr double kOtherShapeScale = 3;
+
+std::vector<CpuTarget::OtherShape> CpuTarget::OtherShapesOf(const targets::EvalRequest& request) const {
   auto size_of = [&](const std::string& shape) -> long {
     auto b = suite::Bind(*request.task, shape);
     long n = 0;
@@ -617,110 +649,155 @@ std::vector<CpuTarget::OtherShape> CpuTarget::PrepareOtherShapes(const targets::
   };
   const long evaluated = size_of(request.shape);
   std::vector<OtherShape> others;
-  for (const auto& [shape, params] : request.task->shapes) {
-    // Larger shapes would multiply the cost of every evaluation: only the
-    // shapes no larger than the evaluated one are checked.
-    if (shape == request.shape || size_of(shape) > evaluated) continue;
-    OtherShape o{shape};
-    auto bound = suite::Bind(*request.task, shape);
-    if (!bound) {
-      o.problem = bound.error().message;
-      others.push_back(std::move(o));
-      continue;
-    }
-    o.bound = *bound;
-    o.dir = dir / ("shape-" + shape);
-    std::error_code ec;
-    fs::create_directories(o.dir, ec);
-    CompileOptions compile = options_.kernel_compile;
-    compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
-                             request.candidate.libraries.end());
-    auto built = CompileKernel(request.candidate.source, o.bound.ShapeHeader(), compile, o.dir.string());
-    if (!built)
-      o.problem = built.error().message;
-    else if (!built->ok)
-      o.compile_log = built->log.empty() ? "(no diagnostics)" : built->log;
-    else
-      o.library = built->library_path;
-    if (o.problem.empty() && o.compile_log.empty())
-      o.expected = PrepareExpected(o.bound, FreshSeeds(1), o.dir, kScale, /*timed=*/false);
-    others.push_back(std::move(o));
-  }
+  for (const auto& [shape, params] : request.task->shapes)
+    if (shape != request.shape && size_of(shape) <= evaluated)
+      others.push_back({shape, suite::Bind(*request.task, shape)});
   return others;
 }
 
-void CpuTarget::CheckOtherShapes(std::vector<OtherShape>& others, Profile& profile) {
-  for (auto& o : others) {
+CpuTarget::Shared CpuTarget::PrepareShared(const suite::BoundTask& bound, const std::vector<OtherShape>& others,
+                                           const fs::path& dir) {
+  Shared shared;
+  std::error_code ec;
+  fs::create_directories(dir / "reference", ec);
+  shared.expected = PrepareExpected(bound, FreshSeeds(options_.seeds), dir / "reference");
+  for (const auto& o : others) {
+    shared.other_dirs.push_back(dir / ("reference-" + o.shape));
+    fs::create_directories(shared.other_dirs.back(), ec);
+    if (o.bound)
+      shared.others.push_back(
+          PrepareExpected(*o.bound, FreshSeeds(1), shared.other_dirs.back(), kOtherShapeScale, /*timed=*/false));
+    else
+      shared.others.emplace_back();
+  }
+  return shared;
+}
+
+// Builds the candidate for the evaluated shape and, at the same time, for the other shapes.
+CpuTarget::Built CpuTarget::Build(const targets::EvalRequest& request, const suite::BoundTask& bound,
+                                  const std::vector<OtherShape>& others, const fs::path& dir) {
+  Built built;
+  built.started = NowSeconds();
+  CompileOptions compile = options_.kernel_compile;
+  compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
+                           request.candidate.libraries.end());
+  std::vector<std::future<Result<CompileOutcome>>> pending;
+  for (const auto& o : others) {
+    fs::path odir = dir / ("shape-" + o.shape);
+    std::error_code ec;
+    fs::create_directories(odir, ec);
+    if (!o.bound) {
+      pending.push_back(std::async(std::launch::deferred, [&o] { return Result<CompileOutcome>(o.bound.error()); }));
+      continue;
+    }
+    pending.push_back(std::async(std::launch::async, [&, odir] {
+      return CompileKernel(request.candidate.source, o.bound->ShapeHeader(), compile, odir.string());
+    }));
+  }
+  built.main = CompileKernel(request.candidate.source, bound.ShapeHeader(), compile, dir.string());
+  for (auto& f : pending) built.others.push_back(f.get());
+  return built;
+}
+
+void CpuTarget::CheckOtherShapes(const std::vector<OtherShape>& others, Built& built, Shared& shared,
+                                 const fs::path& dir, Profile& profile) {
+  for (size_t i = 0; i < others.size(); ++i) {
+    const std::string& shape = others[i].shape;
     auto fail = [&](Verdict verdict, const std::string& why) {
       profile.status = verdict;
-      profile.message = "on shape '" + o.shape + "' with inputs scaled x3: " + why;
+      profile.message = "on shape '" + shape + "' with inputs scaled x3: " + why;
     };
-    if (!o.problem.empty()) return fail(Verdict::kRuntimeError, o.problem);
-    if (!o.compile_log.empty()) return fail(Verdict::kCompileError, "the kernel does not compile:\n" + o.compile_log);
-    if (!o.expected.inputs) return fail(Verdict::kRuntimeError, o.expected.inputs.error().message);
-    if (!o.expected.outputs) return fail(Verdict::kRuntimeError, o.expected.outputs.error().message);
+    const auto& build = built.others[i];
+    Expected& expected = shared.others[i];
+    if (!others[i].bound) return fail(Verdict::kRuntimeError, others[i].bound.error().message);
+    if (!build) return fail(Verdict::kRuntimeError, build.error().message);
+    if (!build->ok)
+      return fail(Verdict::kCompileError,
+                  "the kernel does not compile:\n" + (build->log.empty() ? "(no diagnostics)" : build->log));
+    if (!expected.inputs) return fail(Verdict::kRuntimeError, expected.inputs.error().message);
+    if (!expected.outputs) return fail(Verdict::kRuntimeError, expected.outputs.error().message);
     Profile check;
     check.task = profile.task;
-    check.shape = o.shape;
+    check.shape = shape;
     check.tolerance = profile.tolerance;
-    if (auto s = RunCandidate(o.bound, o.library, o.expected, o.dir, check, /*timed=*/false); !s)
+    if (auto s = RunCandidate(*others[i].bound, build->library_path, expected, dir / ("shape-" + shape), check,
+                              /*timed=*/false);
+        !s)
       return fail(Verdict::kRuntimeError, s.error().message);
     if (check.status != Verdict::kOk) return fail(check.status, check.message);
   }
 }
 
-Result<Profile> CpuTarget::EvaluateOne(const targets::EvalRequest& request) {
-  auto started = std::chrono::steady_clock::now();
-  const suite::Task& task = *request.task;
-  auto bound = suite::Bind(task, request.shape);
-  if (!bound) return bound.error();
-  auto scratch = ScratchDir::Create(options_.work_dir, task.name, options_.keep_work);
-  if (!scratch) return scratch.error();
+// Inputs and reference outputs are drawn and computed once per batch, while
+// the first candidate compiles; the candidates then compile and run one after
+// another, each in its own folder, so that no timed call shares the machine
+// with a build or a reference run.
+void CpuTarget::EvaluateBatch(std::span<const targets::EvalRequest> batch, std::vector<Result<Profile>>& out,
+                              const OnResult& on_result) {
+  const targets::EvalRequest& first = batch.front();
+  auto report = [&](Result<Profile> result) {
+    out.push_back(std::move(result));
+    if (on_result) on_result(out.size() - 1, out.back());
+  };
+  auto fail_all = [&](const Error& e) {
+    for (size_t k = 0; k < batch.size(); ++k) report(e);
+  };
+  auto bound = suite::Bind(*first.task, first.shape);
+  if (!bound) return fail_all(bound.error());
+  auto scratch = ScratchDir::Create(options_.work_dir, first.task->name, options_.keep_work);
+  if (!scratch) return fail_all(scratch.error());
   const fs::path& dir = (*scratch)->path();
-  std::vector<uint64_t> seeds = FreshSeeds(options_.seeds);
+  const std::vector<OtherShape> others = OtherShapesOf(first);
+  auto preparing = std::async(std::launch::async, [&] { return PrepareShared(*bound, others, dir); });
+  std::optional<Shared> shared;
+  for (size_t k = 0; k < batch.size(); ++k) {
+    fs::path candidate_dir = dir / ("candidate-" + std::to_string(k));
+    std::error_code ec;
+    fs::create_directories(candidate_dir, ec);
+    Built built = Build(batch[k], *bound, others, candidate_dir);
+    bool prepared_here = !shared;
+    if (!shared) shared.emplace(preparing.get());
+    report(EvaluateBuilt(batch[k], *bound, built, *shared, others, candidate_dir, prepared_here));
+  }
+}
 
-  // Inputs and reference run while the candidate compiles: both are untimed,
-  // and the candidate's timed calls start only after both finish.
-  auto expected = std::async(std::launch::async, [&] { return PrepareExpected(*bound, seeds, dir); });
-  auto others = std::async(std::launch::async, [&] { return PrepareOtherShapes(request, dir); });
-  CompileOptions compile = options_.kernel_compile;
-  compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
-                           request.candidate.libraries.end());
-  auto built = CompileKernel(request.candidate.source, bound->ShapeHeader(), compile, dir.string());
-  Expected prepared = expected.get();
-
+Result<Profile> CpuTarget::EvaluateBuilt(const targets::EvalRequest& request, const suite::BoundTask& bound,
+                                         Built& built, Shared& shared, const std::vector<OtherShape>& others,
+                                         const fs::path& dir, bool prepared_here) {
   Profile profile;
-  profile.task = task.name;
+  profile.task = request.task->name;
   profile.shape = request.shape;
-  profile.tolerance = task.tolerance;
+  profile.tolerance = request.task->tolerance;
   profile.seeds = options_.seeds;
-  if (!built) return built.error();
-  RecordCompile(*built, profile);
+  if (!built.main) return built.main.error();
+  RecordCompile(*built.main, profile);
   std::optional<std::string> forbidden;
-  if (built->ok) {
+  if (built.main->ok) {
     bool allow_blas = !request.candidate.libraries.empty();  // a vendor anchor names its library
-    auto use = ForbiddenSymbolUse(built->library_path, allow_blas);
+    auto use = ForbiddenSymbolUse(built.main->library_path, allow_blas);
     if (!use) return use.error();
     forbidden = *use;
   }
-  if (!built->ok) {
+  if (!built.main->ok) {
     profile.status = Verdict::kCompileError;
     profile.message = "the kernel does not compile (see the compile log)";
   } else if (forbidden) {
     profile.status = Verdict::kForbidden;
     profile.message = *forbidden;
   } else {
-    if (!prepared.inputs) return prepared.inputs.error();
-    if (!prepared.outputs) return prepared.outputs.error();
-    profile.phase_seconds["inputs"] = prepared.inputs_seconds;
-    profile.phase_seconds["reference"] = prepared.reference_seconds;
-    if (auto s = RunCandidate(*bound, built->library_path, prepared, dir, profile); !s) return s.error();
-    if (profile.status == Verdict::kOk || profile.status == Verdict::kSuspect) {
-      auto prepared_others = others.get();
-      CheckOtherShapes(prepared_others, profile);
+    Expected& expected = shared.expected;
+    if (!expected.inputs) return expected.inputs.error();
+    if (!expected.outputs) return expected.outputs.error();
+    // Drawn and computed once for the batch: counted where they were waited for.
+    if (prepared_here) {
+      profile.phase_seconds["inputs"] = expected.inputs_seconds;
+      profile.phase_seconds["reference"] = expected.reference_seconds;
     }
+    if (auto s = RunCandidate(bound, built.main->library_path, expected, dir, profile); !s) return s.error();
+    if (profile.status == Verdict::kOk || profile.status == Verdict::kSuspect)
+      CheckOtherShapes(others, built, shared, dir, profile);
   }
-  profile.wall_seconds = SecondsSince(started);
+  profile.wall_seconds = NowSeconds() - built.started;
   return profile;
 }
 
