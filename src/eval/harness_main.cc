@@ -43,6 +43,7 @@
 #include "eval/perturb.h"
 #include "eval/shared_memory.h"
 #include "eval/stats.h"
+#include "eval/trapped_calls.h"
 
 using accelopt::NowSeconds;
 using accelopt::eval::GuardedBuffer;
@@ -138,15 +139,16 @@ void InstallSignalHandlers() {
 
 // ------------------------------------------------------------ process rules
 
-// Two filters, both trapping (SIGSYS -> "forbidden"). The first goes in before
-// the kernel's library is loaded, since its constructors run then: no new
-// processes or programs, sockets, signals to or memory of other processes,
-// files only opened for reading (the loader opens the library and what it
-// needs), and no executable memory made later (patching code, the harness's
-// included). Threads are allowed: clone with CLONE_THREAD passes; clone3
+// Two filters, both trapping (SIGSYS -> "forbidden"); eval/trapped_calls.h
+// lists the calls. The first goes in before the kernel's library is loaded,
+// since its constructors run then: no new processes or programs, sockets,
+// signals to or memory of other processes, no changes to files, limits,
+// scheduling or the machine, and files only opened for reading (the loader
+// opens the library and what it needs). Threads are allowed: clone with CLONE_THREAD passes; clone3
 // answers ENOSYS so that the C library falls back to clone, whose flags a
 // filter can inspect. The second, once everything is loaded and allocated,
-// closes files altogether: a kernel computes on its arguments only.
+// closes files altogether (a kernel computes on its arguments only) and
+// refuses executable memory (patching code, the harness's included).
 using SeccompRules = int (*)(scmp_filter_ctx);
 
 bool LoadFilter(SeccompRules rules, std::string& error) {
@@ -161,12 +163,17 @@ bool LoadFilter(SeccompRules rules, std::string& error) {
 
 int ProcessRules(scmp_filter_ctx ctx) {
   int rc = 0;
-  for (int call : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(socket),
-                   SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(kill), SCMP_SYS(ptrace),
-                   SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(creat), SCMP_SYS(openat2)})
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 0);
+  for (const auto& call : accelopt::eval::TrappedCalls())
+    if (call.when == accelopt::eval::TrappedCall::kAlways)
+      rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, static_cast<int>(call.number), 0);
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  // Signals: to this process only (raise() and abort() use tgkill on it).
+  const auto self = static_cast<scmp_datum_t>(getpid());
+  for (int call : {SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)})
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_A0(SCMP_CMP_NE, self));
+  // Limits may be read (argument 2, the new limit, null), not set.
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_NE, 0));
   // Opening for writing or creating: flags are argument 1 of open, 2 of openat.
   for (auto [call, arg] : {std::pair{SCMP_SYS(open), 1u}, std::pair{SCMP_SYS(openat), 2u}}) {
     rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY));

@@ -2,7 +2,6 @@
 
 #include <sched.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +20,7 @@
 #include "eval/perturb.h"
 #include "eval/sandbox.h"
 #include "eval/shared_memory.h"
+#include "eval/trapped_calls.h"
 #include "targets/cpu/symbols.h"
 
 namespace accelopt::cpu {
@@ -96,31 +96,6 @@ std::string RunLog(const eval::SandboxOutcome& o) {
   return log;
 }
 
-// Names of the calls the harness's seccomp filter traps, with what they mean for a kernel.
-std::string SyscallName(int number) {
-  static const std::map<int, std::string> names = {{SYS_fork, "fork: create a process"},
-                                                   {SYS_vfork, "vfork: create a process"},
-                                                   {SYS_clone, "clone: create a process"},
-                                                   {SYS_execve, "execve: run a program"},
-                                                   {SYS_execveat, "execveat: run a program"},
-                                                   {SYS_open, "open: a file"},
-                                                   {SYS_openat, "openat: a file"},
-                                                   {SYS_openat2, "openat2: a file"},
-                                                   {SYS_creat, "creat: a file"},
-                                                   {SYS_mmap, "mmap: map executable memory"},
-                                                   {SYS_mprotect, "mprotect: make memory executable"},
-                                                   {SYS_pkey_mprotect, "pkey_mprotect: make memory executable"},
-                                                   {SYS_socket, "socket"},
-                                                   {SYS_socketpair, "socketpair"},
-                                                   {SYS_connect, "connect"},
-                                                   {SYS_kill, "kill: signal another process"},
-                                                   {SYS_ptrace, "ptrace"},
-                                                   {SYS_process_vm_readv, "process_vm_readv"},
-                                                   {SYS_process_vm_writev, "process_vm_writev"}};
-  auto it = names.find(number);
-  return it != names.end() ? it->second : "system call " + std::to_string(number);
-}
-
 // Turns a child that did not finish normally into a verdict. Returns false when it finished.
 bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& message) {
   const auto& o = run.outcome;
@@ -135,10 +110,10 @@ bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& messa
   const Json* forbidden = run.Find("forbidden");
   if (forbidden || o.term_signal == SIGSYS) {
     verdict = Verdict::kForbidden;
-    message =
-        "the kernel made a forbidden system call (" +
-        (forbidden ? SyscallName(forbidden->value("syscall", -1)) : std::string("blocked while signals were blocked")) +
-        ")" + during;
+    message = "the kernel made a forbidden system call (" +
+              (forbidden ? eval::DescribeTrappedCall(forbidden->value("syscall", -1))
+                         : std::string("blocked while signals were blocked")) +
+              ")" + during;
     return true;
   }
   if (const Json* e = run.Find("violation")) {
