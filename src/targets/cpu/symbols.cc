@@ -55,7 +55,21 @@ const std::set<std::string>& ForbiddenImports() {
                                               "seccomp",
                                               "setrlimit",
                                               "sigaction",
-                                              "signal"};
+                                              "signal",
+                                              "remove",
+                                              "unlink",
+                                              "unlinkat",
+                                              "rename",
+                                              "renameat",
+                                              "mkdir",
+                                              "rmdir",
+                                              "chmod",
+                                              "chown",
+                                              "truncate",
+                                              "prlimit",
+                                              "prlimit64",
+                                              "mount",
+                                              "unshare"};
   return names;
 }
 
