@@ -25,7 +25,8 @@ void RegisterEval(CLI::App& app) {
   cmd->add_flag("-v,--verbose", verbose, "show compile log, vectorization report and run log");
   AddEvalFlags(*cmd, eval_flags);
   cmd->add_option("--lib", libraries, "link this library too (e.g. openblas, for vendor anchors)");
-  cmd->add_flag("--keep", keep, "keep the evaluation folder (inputs, outputs, specs) for debugging");
+  cmd->add_flag("--keep", keep,
+                "keep the evaluation folder (source, builds, specs; its path is printed) for debugging");
   AddSuiteFlag(*cmd, flags);
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);

@@ -29,6 +29,7 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
                p.counters.cycles > 0 ? p.counters.instructions / p.counters.cycles : 0.0, p.counters.cache_misses);
   else if (p.latency)
     fmt::print("counters     unavailable: {}\n", p.counters.unavailable_reason);
+  if (!p.work_dir.empty()) fmt::print("kept         {}\n", p.work_dir);
   if (p.status != eval::Verdict::kOk || verbose) {
     if (!p.compile_log.empty()) fmt::print("\n--- compile log\n{}", p.compile_log);
     if (!p.run_log.empty()) fmt::print("\n{}", p.run_log);

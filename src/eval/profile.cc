@@ -52,6 +52,7 @@ Json Profile::ToJson() const {
             {"wall_seconds", wall_seconds},
             {"kernel_seconds", kernel_seconds},
             {"phase_seconds", phase_seconds}};
+  if (!work_dir.empty()) j["work_dir"] = work_dir;
   if (errors)
     j["errors"] = {{"rel_l2", Number(errors->rel_l2)},
                    {"max_abs", Number(errors->max_abs)},
@@ -102,6 +103,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
     if (!known) return Error{"profile: unknown status '" + status + "'"};
     p.message = j.value("message", "");
     p.phase = j.value("phase", "");
+    p.work_dir = j.value("work_dir", "");
     p.run_log = j.value("run_log", "");
     if (j.contains("compile")) {
       const Json& c = j["compile"];

@@ -40,6 +40,7 @@ struct Profile {
   std::string vectorization_report;  ///< compiler vectorization remarks (truncated)
   std::string run_log;               ///< the child's stdout and stderr (truncated)
   std::string phase;                 ///< where a failing child was (e.g. "correctness call, seed 1")
+  std::string work_dir;              ///< the evaluation's folder, when kept for debugging
   double compile_seconds = 0;
   bool compile_cached = false;
   int seeds = 0;

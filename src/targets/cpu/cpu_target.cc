@@ -744,6 +744,7 @@ Result<Profile> CpuTarget::EvaluateBuilt(const targets::EvalRequest& request, co
   profile.shape = request.shape;
   profile.tolerance = request.task->tolerance;
   profile.seeds = options_.seeds;
+  if (options_.keep_work) profile.work_dir = dir.string();
   if (!built.main) return built.main.error();
   RecordCompile(*built.main, profile);
   std::optional<std::string> forbidden;
