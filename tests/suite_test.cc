@@ -74,6 +74,36 @@ TEST_P(SuiteTask, BaselineMatchesReferenceOnTestShape) {
   EXPECT_LE(profile->errors->rel_l2, task->tolerance);
 }
 
+// Honest fast kernels pass every trust check, timed: the demo's optimized
+// kernels (vectorized, threaded, non-temporal stores) and the OpenBLAS anchors.
+TEST(FastKernels, HonestOnesAreOk) {
+  testing::TempDir scratch;
+  auto target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
+  const std::string root = ACCELOPT_SOURCE_DIR;
+  struct Kernel {
+    const char* task;
+    std::string path;
+    std::vector<std::string> libraries;
+  };
+  std::vector<Kernel> kernels;
+  for (const char* task : {"silu", "matmul", "rmsnorm_matmul"})
+    for (const char* step : {"iter2_a", "iter2_b"})
+      kernels.push_back({task, root + "/demo/kernels/" + task + "/" + step + ".cpp", {}});
+  for (const char* task : {"matmul", "swiglu", "gqa_full"})
+    kernels.push_back({task, root + "/suite/" + task + "/vendor.cpp", {"openblas"}});
+  for (const auto& k : kernels) {
+    const suite::Task* task = Find(k.task);
+    ASSERT_NE(task, nullptr);
+    auto source = ReadFile(k.path);
+    ASSERT_TRUE(source.ok()) << k.path;
+    targets::EvalRequest request{task, "test", {*source, k.path, k.libraries}};
+    auto profile = target->Evaluate({&request, 1})[0];
+    ASSERT_TRUE(profile.ok()) << profile.error().message;
+    EXPECT_EQ(profile->status, eval::Verdict::kOk) << k.path << ": " << profile->message << profile->run_log;
+    EXPECT_GT(profile->checked_calls, 0) << k.path;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, SuiteTask,
                          ::testing::Values("adamw", "add_rmsnorm_matmul", "bmm", "bmm_softmax", "gqa_full", "lora",
                                            "mamba", "matmul", "matmul_add_rmsnorm", "rmsnorm_matmul", "rope", "silu",
