@@ -2,25 +2,21 @@
 
 #include <cmath>
 
+#include "core/hash.h"
+
 namespace accelopt::eval {
 namespace {
-
-// SplitMix64 finalizer: a good 64-bit mix, cheap enough for tens of millions of elements.
-inline uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Uniform in (0, 1]: never 0, so log() below is finite.
 inline double Unit(uint64_t bits) { return (static_cast<double>(bits >> 11) + 1.0) * 0x1.0p-53; }
 inline float UnitF(uint64_t bits) { return (static_cast<float>(bits >> 40) + 1.0f) * 0x1.0p-24f; }
 
-inline uint64_t StreamKey(uint64_t seed, uint64_t stream) { return Mix(seed ^ Mix(stream + 0x51ed270b27e3ULL)); }
+inline uint64_t StreamKey(uint64_t seed, uint64_t stream) {
+  return SplitMix64(seed ^ SplitMix64(stream + 0x51ed270b27e3ULL));
+}
 
 inline float Uniform(uint64_t key, long i, const InputDistribution& d) {
-  double u = Unit(Mix(key + static_cast<uint64_t>(i)));
+  double u = Unit(SplitMix64(key + static_cast<uint64_t>(i)));
   return static_cast<float>(d.a + (d.b - d.a) * (u - 0x1.0p-53));
 }
 
@@ -28,8 +24,8 @@ inline float Uniform(uint64_t key, long i, const InputDistribution& d) {
 // the odd. Float math is plenty for test inputs and several times faster.
 inline void NormalPair(uint64_t key, long pair_start, const InputDistribution& d, float& even, float& odd) {
   uint64_t pair = static_cast<uint64_t>(pair_start);
-  float r = std::sqrt(-2.0f * std::log(UnitF(Mix(key + pair))));
-  float theta = 6.28318530718f * UnitF(Mix(key + pair + 1));
+  float r = std::sqrt(-2.0f * std::log(UnitF(SplitMix64(key + pair))));
+  float theta = 6.28318530718f * UnitF(SplitMix64(key + pair + 1));
   even = static_cast<float>(d.a + d.b * (r * std::cos(theta)));
   odd = static_cast<float>(d.a + d.b * (r * std::sin(theta)));
 }

@@ -1,18 +1,12 @@
 #include "eval/perturb.h"
 
+#include "core/hash.h"
+
 namespace accelopt::eval {
 namespace {
 
 constexpr uint32_t kMantissaLow20 = 0x000FFFFFu;
 constexpr uint32_t kExponent = 0x7F800000u;
-
-// SplitMix64 finalizer, for seeds.
-uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // A 32-bit avalanche hash: cheap enough per element to vectorize.
 inline uint32_t Hash32(uint32_t x) {
@@ -27,31 +21,39 @@ inline uint32_t Hash32(uint32_t x) {
 // Float bits read and written as integers without breaking aliasing rules.
 using FloatBits = uint32_t __attribute__((may_alias));
 
-inline uint32_t Perturbed(uint32_t bits, long i, uint32_t key_lo, uint32_t key_hi) {
+// The two halves of the 64-bit key of one (seed, stream).
+struct MaskKey {
+  uint32_t lo, hi;
+};
+
+MaskKey KeyOf(uint64_t seed, uint64_t stream) {
+  uint64_t key = SplitMix64(seed ^ SplitMix64(stream));
+  return {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
+}
+
+inline uint32_t Perturbed(uint32_t bits, long i, MaskKey key) {
   uint32_t exponent = bits & kExponent;
-  uint32_t mask = (Hash32(static_cast<uint32_t>(i) + key_lo) ^ key_hi) & kMantissaLow20;
+  uint32_t mask = (Hash32(static_cast<uint32_t>(i) + key.lo) ^ key.hi) & kMantissaLow20;
   return bits ^ (exponent != 0 && exponent != kExponent ? mask : 0u);
 }
 
 }  // namespace
 
-uint64_t CallSeed(uint64_t seed, uint64_t call) { return Mix64(seed ^ Mix64(call + 0x7f4a7c15ULL)); }
+uint64_t CallSeed(uint64_t seed, uint64_t call) { return SplitMix64(seed ^ SplitMix64(call + 0x7f4a7c15ULL)); }
 
 void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream) {
-  uint64_t key = Mix64(seed ^ Mix64(stream));
-  uint32_t key_lo = static_cast<uint32_t>(key), key_hi = static_cast<uint32_t>(key >> 32);
+  const MaskKey key = KeyOf(seed, stream);
   const FloatBits* in = reinterpret_cast<const FloatBits*>(base);
   FloatBits* dst = reinterpret_cast<FloatBits*>(out);
   // Threads when built with OpenMP (the engine); one thread in the harness.
 #ifdef _OPENMP
 #pragma omp parallel for simd schedule(static) if (n > (1 << 18))
 #endif
-  for (long i = 0; i < n; ++i) dst[i] = Perturbed(in[i], i, key_lo, key_hi);
+  for (long i = 0; i < n; ++i) dst[i] = Perturbed(in[i], i, key);
 }
 
 long FirstPerturbMismatch(const float* base, const float* values, long n, uint64_t seed, uint64_t stream) {
-  uint64_t key = Mix64(seed ^ Mix64(stream));
-  uint32_t key_lo = static_cast<uint32_t>(key), key_hi = static_cast<uint32_t>(key >> 32);
+  const MaskKey key = KeyOf(seed, stream);
   const FloatBits* in = reinterpret_cast<const FloatBits*>(base);
   const FloatBits* got = reinterpret_cast<const FloatBits*>(values);
   // Blocks keep the common all-equal case a vectorized reduction.
@@ -59,10 +61,10 @@ long FirstPerturbMismatch(const float* base, const float* values, long n, uint64
   for (long start = 0; start < n; start += kBlock) {
     long end = start + kBlock < n ? start + kBlock : n;
     uint32_t diff = 0;
-    for (long i = start; i < end; ++i) diff |= got[i] ^ Perturbed(in[i], i, key_lo, key_hi);
+    for (long i = start; i < end; ++i) diff |= got[i] ^ Perturbed(in[i], i, key);
     if (diff == 0) continue;
     for (long i = start; i < end; ++i)
-      if (got[i] != Perturbed(in[i], i, key_lo, key_hi)) return i;
+      if (got[i] != Perturbed(in[i], i, key)) return i;
   }
   return -1;
 }
