@@ -75,11 +75,16 @@ long ElementsPerSeed(const std::vector<suite::BoundTensor>& tensors) {
   return n;
 }
 
+// Elements of all inputs and outputs together (one seed).
+long Elements(const suite::BoundTask& bound) { return ElementsPerSeed(bound.inputs) + ElementsPerSeed(bound.outputs); }
+
 long DataBytes(const suite::BoundTask& bound) {
-  long elements = 0;
-  for (const auto* group : {&bound.inputs, &bound.outputs})
-    for (const auto& t : *group) elements += t.elements;
-  return elements * 8;  // doubles for the reference outputs, copies of the inputs
+  return Elements(bound) * 8;  // doubles for the reference outputs, copies of the inputs
+}
+
+// Where a candidate is built and run for another shape of its task.
+fs::path OtherShapeDir(const fs::path& candidate_dir, const std::string& shape) {
+  return candidate_dir / ("shape-" + shape);
 }
 
 std::vector<uint64_t> FreshSeeds(int count) {
@@ -100,13 +105,13 @@ std::string RunLog(const eval::SandboxOutcome& o) {
 bool ClassifyFailure(const HarnessRun& run, Verdict& verdict, std::string& message) {
   const auto& o = run.outcome;
   const std::string during = " during " + run.phase;
-  // A trapped call reports itself, unless signals were blocked (posix_spawn
-  // blocks them all): then the kernel kills with SIGSYS directly.
   if (!run.foreign.empty()) {
     verdict = Verdict::kForbidden;
     message = "the kernel wrote to the evaluator's event channel (fd 3): \"" + run.foreign + "\"";
     return true;
   }
+  // A trapped call reports itself, unless signals were blocked (posix_spawn
+  // blocks them all): then the kernel kills with SIGSYS directly.
   const Json* forbidden = run.Find("forbidden");
   if (forbidden || o.term_signal == SIGSYS) {
     verdict = Verdict::kForbidden;
@@ -233,7 +238,6 @@ class CpuTarget : public targets::Target {
   struct Shared {
     Expected expected;
     std::vector<Expected> others;
-    std::vector<fs::path> other_dirs;
   };
   Shared PrepareShared(const suite::BoundTask& bound, const std::vector<OtherShape>& others, const fs::path& dir);
   // One candidate's builds: for the evaluated shape and for each other shape.
@@ -614,19 +618,15 @@ Status CpuTarget::RunCandidate(const suite::BoundTask& bound, const std::string&
 constexpr double kOtherShapeScale = 3;
 
 std::vector<CpuTarget::OtherShape> CpuTarget::OtherShapesOf(const targets::EvalRequest& request) const {
-  auto size_of = [&](const std::string& shape) -> long {
-    auto b = suite::Bind(*request.task, shape);
-    long n = 0;
-    if (b)
-      for (const auto* group : {&b->inputs, &b->outputs})
-        for (const auto& t : *group) n += t.elements;
-    return n;
-  };
-  const long evaluated = size_of(request.shape);
+  auto evaluated = suite::Bind(*request.task, request.shape);
+  const long limit = evaluated ? Elements(*evaluated) : 0;
   std::vector<OtherShape> others;
-  for (const auto& [shape, params] : request.task->shapes)
-    if (shape != request.shape && size_of(shape) <= evaluated)
-      others.push_back({shape, suite::Bind(*request.task, shape)});
+  for (const auto& [shape, params] : request.task->shapes) {
+    if (shape == request.shape) continue;
+    auto bound = suite::Bind(*request.task, shape);
+    // A shape that does not bind is kept, to be reported.
+    if (!bound || Elements(*bound) <= limit) others.push_back({shape, std::move(bound)});
+  }
   return others;
 }
 
@@ -637,11 +637,11 @@ CpuTarget::Shared CpuTarget::PrepareShared(const suite::BoundTask& bound, const 
   fs::create_directories(dir / "reference", ec);
   shared.expected = PrepareExpected(bound, FreshSeeds(options_.seeds), dir / "reference");
   for (const auto& o : others) {
-    shared.other_dirs.push_back(dir / ("reference-" + o.shape));
-    fs::create_directories(shared.other_dirs.back(), ec);
+    fs::path reference_dir = dir / ("reference-" + o.shape);
+    fs::create_directories(reference_dir, ec);
     if (o.bound)
-      shared.others.push_back(
-          PrepareExpected(*o.bound, FreshSeeds(1), shared.other_dirs.back(), kOtherShapeScale, /*timed=*/false));
+      shared.others.push_back(PrepareExpected(*o.bound, FreshSeeds(1), reference_dir, kOtherShapeScale,
+                                              /*timed=*/false));
     else
       shared.others.emplace_back();
   }
@@ -658,7 +658,7 @@ CpuTarget::Built CpuTarget::Build(const targets::EvalRequest& request, const sui
                            request.candidate.libraries.end());
   std::vector<std::future<Result<CompileOutcome>>> pending;
   for (const auto& o : others) {
-    fs::path odir = dir / ("shape-" + o.shape);
+    fs::path odir = OtherShapeDir(dir, o.shape);
     std::error_code ec;
     fs::create_directories(odir, ec);
     if (!o.bound) {
@@ -695,7 +695,7 @@ void CpuTarget::CheckOtherShapes(const std::vector<OtherShape>& others, Built& b
     check.task = profile.task;
     check.shape = shape;
     check.tolerance = profile.tolerance;
-    if (auto s = RunCandidate(*others[i].bound, build->library_path, expected, dir / ("shape-" + shape), check,
+    if (auto s = RunCandidate(*others[i].bound, build->library_path, expected, OtherShapeDir(dir, shape), check,
                               /*timed=*/false);
         !s)
       return fail(Verdict::kRuntimeError, s.error().message);
