@@ -564,9 +564,15 @@ std::vector<long> DrawPositions(long calls, int count) {
   return all;
 }
 
-bool ReportWriteFailure(const std::string& label) {
-  Emit({{"event", "harness_error"}, {"message", "cannot write the outputs of " + label}});
-  return false;
+// Hands a checked call's outputs back to the engine, in its slot, and notes
+// the call for the result. False (reported) when the outputs cannot be written.
+bool HandBack(const Spec& spec, const Buffers& b, size_t slot, const std::string& label, json& checked_calls) {
+  if (!WriteOutputs(b, spec.slots, slot)) {
+    Emit({{"event", "harness_error"}, {"message", "cannot write the outputs of " + label}});
+    return false;
+  }
+  checked_calls.push_back({{"slot", slot}, {"label", label}});
+  return true;
 }
 
 std::string CallLabel(long call, int series) {
@@ -619,10 +625,7 @@ bool TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_second
       std::string label = CallLabel(c, s);
       violation = CheckPerturbedInputs(spec, b, source.set, source.seed, label);
       if (!violation.empty()) return false;
-      if (slot >= 0) {
-        if (!WriteOutputs(b, spec.slots, spec.seeds + slot)) return ReportWriteFailure(label);
-        checked_calls.push_back({{"slot", spec.seeds + slot}, {"label", label}});
-      }
+      if (slot >= 0 && !HandBack(spec, b, spec.seeds + slot, label, checked_calls)) return false;
     }
     timed += calls;
     series.push_back(samples);
@@ -641,9 +644,7 @@ bool TimeKernel(const Spec& spec, AnyFn fn, Buffers& b, double first_call_second
     violation = WatchAfterReturn(spec, b);
     if (violation.empty()) violation = CheckPerturbedInputs(spec, b, last.set, last.seed, label);
     if (!violation.empty()) return false;
-    size_t slot = spec.seeds;
-    if (!WriteOutputs(b, spec.slots, slot)) return ReportWriteFailure(label);
-    checked_calls.push_back({{"slot", slot}, {"label", label}});
+    if (!HandBack(spec, b, spec.seeds, label, checked_calls)) return false;
   }
   result = {{"series", series},
             {"timed_calls", timed},
