@@ -15,6 +15,15 @@
 namespace accelopt {
 namespace {
 
+const std::string kScaleTask = std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale";
+
+// A kernel from tests/bad_kernels/ (empty when missing: the evaluation then fails to compile).
+std::string BadKernelSource(const std::string& file) {
+  auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/bad_kernels/" + file);
+  EXPECT_TRUE(source.ok()) << file;
+  return source.ok() ? *source : "";
+}
+
 using eval::Verdict;
 
 struct Case {
@@ -28,15 +37,14 @@ std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.file;
 class BadKernel : public ::testing::TestWithParam<Case> {
  protected:
   static void SetUpTestSuite() {
-    auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+    auto task = suite::LoadTask(kScaleTask);
     ASSERT_TRUE(task.ok()) << task.error().message;
     task_ = new suite::Task(*task);
   }
   static void TearDownTestSuite() { delete task_; }
 
   Result<eval::Profile> Evaluate(const std::string& file, double wall_seconds = 10, int series = 1) {
-    auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/bad_kernels/" + file);
-    EXPECT_TRUE(source.ok());
+    std::string source = BadKernelSource(file);
     cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch_);
     options.wall_seconds = wall_seconds;
     if (series > 1) {  // no spread is small enough: every series runs, each of 50 calls
@@ -45,7 +53,7 @@ class BadKernel : public ::testing::TestWithParam<Case> {
       options.timing.min_calls = options.timing.max_calls = 50;
     }
     auto target = cpu::MakeCpuTarget(options);
-    targets::EvalRequest request{task_, "test", {*source, file, {}}};
+    targets::EvalRequest request{task_, "test", {source, file, {}}};
     return std::move(target->Evaluate({&request, 1})[0]);
   }
 
@@ -201,22 +209,16 @@ TEST_F(BadKernel, MissingHarnessIsAnErrorNotAVerdict) {
       << result[0].error().message;
 }
 
-}  // namespace
-}  // namespace accelopt
-
-namespace accelopt {
-namespace {
-
 // A correct kernel scored against rates a thousand times too low looks faster
 // than the hardware: that is never "ok".
 TEST(Suspect, FasterThanTheRooflineIsNotTrusted) {
-  auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+  auto task = suite::LoadTask(kScaleTask);
   ASSERT_TRUE(task.ok());
   testing::TempDir scratch;
   cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch);
   options.rates = {1e-6, 1e-6, 1e-6};
   auto target = cpu::MakeCpuTarget(options);
-  auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale/baseline.cpp");
+  auto source = ReadFile(kScaleTask + "/baseline.cpp");
   targets::EvalRequest request{&*task, "test", {*source, "baseline", {}}};
   auto profile = std::move(target->Evaluate({&request, 1})[0]);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
@@ -226,21 +228,14 @@ TEST(Suspect, FasterThanTheRooflineIsNotTrusted) {
   EXPECT_EQ(profile->ToJson()["status"], "suspect");
 }
 
-}  // namespace
-}  // namespace accelopt
-
-namespace accelopt {
-namespace {
-
 // Timed on the bench shape, checked on the test shape as well.
 TEST(OtherShapes, SpecialCasingTheTimedShapeIsCaught) {
-  auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+  auto task = suite::LoadTask(kScaleTask);
   ASSERT_TRUE(task.ok());
   testing::TempDir scratch;
   auto target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
   for (const char* file : {"special_cases_shape.cpp", "honest_openmp.cpp"}) {
-    auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/bad_kernels/" + file);
-    targets::EvalRequest request{&*task, "bench", {*source, file, {}}};
+    targets::EvalRequest request{&*task, "bench", {BadKernelSource(file), file, {}}};
     auto profile = std::move(target->Evaluate({&request, 1})[0]);
     ASSERT_TRUE(profile.ok()) << profile.error().message;
     if (std::string(file) == "honest_openmp.cpp") {
@@ -252,27 +247,18 @@ TEST(OtherShapes, SpecialCasingTheTimedShapeIsCaught) {
   }
 }
 
-}  // namespace
-}  // namespace accelopt
-
-namespace accelopt {
-namespace {
-
 // Requests for the same task and shape share inputs and reference outputs;
 // each is still judged on its own, and reported as soon as it is measured.
 TEST(Batch, SharesInputsAndReferenceNotVerdicts) {
-  auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+  auto task = suite::LoadTask(kScaleTask);
   ASSERT_TRUE(task.ok());
   testing::TempDir scratch;
   auto target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
-  auto kernel = [](const std::string& file) {
-    return *ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/bad_kernels/" + file);
-  };
   std::vector<targets::EvalRequest> requests = {
-      {&*task, "test", {kernel("honest_openmp.cpp"), "a", {}}},
-      {&*task, "test", {kernel("replays_output_when_timed.cpp"), "b", {}}},
-      {&*task, "test", {kernel("modify_input.cpp"), "c", {}}},
-      {&*task, "bench", {kernel("honest_openmp.cpp"), "d", {}}},
+      {&*task, "test", {BadKernelSource("honest_openmp.cpp"), "a", {}}},
+      {&*task, "test", {BadKernelSource("replays_output_when_timed.cpp"), "b", {}}},
+      {&*task, "test", {BadKernelSource("modify_input.cpp"), "c", {}}},
+      {&*task, "bench", {BadKernelSource("honest_openmp.cpp"), "d", {}}},
   };
   std::vector<size_t> reported;
   auto results = target->Evaluate(requests, [&](size_t i, const Result<eval::Profile>& r) {
