@@ -44,10 +44,12 @@ Result<eval::Profile> StoreEvaluator::EvaluateOne(const std::string& code) {
 // each profile is stored as soon as it is measured.
 std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<std::string>& codes) {
   std::vector<Result<eval::Profile>> out(codes.size(), Error{"not evaluated"});
+  std::vector<std::string> keys;
   std::vector<targets::EvalRequest> requests;
   std::vector<size_t> positions;  // where each request's result goes
   for (size_t i = 0; i < codes.size(); ++i) {
-    auto recorded = store_.GetEvaluation(Key(codes[i]));
+    keys.push_back(Key(codes[i]));
+    auto recorded = store_.GetEvaluation(keys[i]);
     if (!recorded)
       out[i] = recorded.error();
     else if (*recorded)
@@ -62,7 +64,7 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
     size_t i = positions[k];
     out[i] = profile;
     if (!profile) return;
-    if (auto s = store_.PutEvaluation(Key(codes[i]), run_id_, task_.name, profile->ToJson()); !s) out[i] = s.error();
+    if (auto s = store_.PutEvaluation(keys[i], run_id_, task_.name, profile->ToJson()); !s) out[i] = s.error();
   });
   return out;
 }
