@@ -105,7 +105,6 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"raw_openat.cpp", Verdict::kForbidden, "openat: open a file"},
                       Case{"forks_when_loaded.cpp", Verdict::kForbidden, "fork: create a process"},
                       Case{"patches_code.cpp", Verdict::kForbidden, "mprotect: make memory executable"},
-                      Case{"forges_events.cpp", Verdict::kForbidden, "event channel"},
                       Case{"raw_tgkill_engine.cpp", Verdict::kForbidden, "tgkill: signal another process"},
                       Case{"deletes_file.cpp", Verdict::kForbidden, "unlink: delete a file"},
                       Case{"raises_limits.cpp", Verdict::kForbidden, "prlimit64: change its limits"},
@@ -114,16 +113,16 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"raw_kill_engine.cpp", Verdict::kForbidden, "kill: signal another process"},
                       Case{"lazy_when_timed.cpp", Verdict::kWrongAnswer, "timed call"},
                       Case{"replays_output_when_timed.cpp", Verdict::kWrongAnswer, "with fresh inputs"},
-                      Case{"works_after_return.cpp", Verdict::kWrongAnswer, "after returning"},
-                      Case{"writes_after_return.cpp", Verdict::kWrongAnswer, "after returning"},
+                      Case{"writes_after_return.cpp", Verdict::kWrongAnswer, "(seed 0)"},
                       Case{"half_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
                       Case{"bfloat16_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
-                      Case{"modifies_input_when_timed.cpp", Verdict::kWrongAnswer, "during timed call"},
+                      Case{"modifies_input_when_timed.cpp", Verdict::kRuntimeError,
+                           "during timed call 2 of series 1: it wrote to input 'x', which is read-only"},
                       Case{"write_past_end.cpp", Verdict::kRuntimeError, "wrote past the end of output 'out'"},
                       Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
                       Case{"write_before_start.cpp", Verdict::kRuntimeError, "SIGSEGV"},
                       Case{"partial_output.cpp", Verdict::kWrongAnswer, "NaN"},
-                      Case{"modify_input.cpp", Verdict::kWrongAnswer, "modified input 'x'"},
+                      Case{"modify_input.cpp", Verdict::kRuntimeError, "it wrote to input 'x', which is read-only"},
                       Case{"nan_output.cpp", Verdict::kWrongAnswer, "1 NaN"},
                       Case{"close_but_wrong.cpp", Verdict::kWrongAnswer, "relative L2 error"},
                       Case{"syntax_error.cpp", Verdict::kCompileError, "does not compile"},
@@ -132,7 +131,24 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"calls_blas.cpp", Verdict::kCompileError, "does not compile"},
                       Case{"reads_file.cpp", Verdict::kForbidden, "fopen"},
                       Case{"defines_timer.cpp", Verdict::kForbidden, "clock_gettime"},
-                      Case{"honest_openmp.cpp", Verdict::kOk, "correct"}),
+                      Case{"honest_openmp.cpp", Verdict::kOk, "correct"},
+                      // The classes of attack on the measurement itself (docs/trust.md):
+                      // 1. work outside the timed window,
+                      Case{"finishes_in_background.cpp", Verdict::kWrongAnswer, "(seed 0)"},
+                      Case{"timer_signal.cpp", Verdict::kForbidden, "the kernel calls setitimer()"},
+                      Case{"legacy_signal.cpp", Verdict::kForbidden, "the kernel calls bsd_signal()"},
+                      Case{"raw_timer.cpp", Verdict::kForbidden, "timer_create: create a timer"},
+                      Case{"raw_sigaction.cpp", Verdict::kForbidden, "rt_sigaction: install a signal handler"},
+                      // 2. memory rewritten after it was checked,
+                      Case{"rewrites_checked_outputs.cpp", Verdict::kWrongAnswer, "timed call"},
+                      // 3. tampering with the harness from inside its process,
+                      Case{"pre_acknowledges.cpp", Verdict::kForbidden, "control memory"},
+                      // 4. sabotaging the engine,
+                      Case{"shrinks_shared_memory.cpp", Verdict::kForbidden, "ftruncate: resize"},
+                      Case{"unmaps_control.cpp", Verdict::kRuntimeError, "SIGSEGV"},
+                      // 5. telling checked calls from timed ones.
+                      Case{"detects_cold_caches.cpp", Verdict::kWrongAnswer, "(seed 0)"},
+                      Case{"detects_checked_by_gap.cpp", Verdict::kWrongAnswer, "timed call"}),
     [](const auto& info) {
       std::string name = info.param.file;
       return name.substr(0, name.find('.'));
@@ -184,13 +200,30 @@ TEST_F(BadKernel, EverySeriesIsChecked) {
   ASSERT_TRUE(honest.ok());
   ASSERT_EQ(honest->status, Verdict::kOk) << honest->message;
   EXPECT_EQ(honest->latency->series, 3);
-  EXPECT_NE(honest->message.find("and 7 checked timed calls"), std::string::npos) << honest->message;
+  EXPECT_NE(honest->message.find("and 6 checked timed calls"), std::string::npos) << honest->message;
   EXPECT_EQ(honest->phase_seconds.count("reference_after"), 1u);
 
   auto cheat = Evaluate("garbage_in_later_series.cpp", 10, 3);
   ASSERT_TRUE(cheat.ok());
   EXPECT_EQ(cheat->status, Verdict::kWrongAnswer) << cheat->message;
   EXPECT_NE(cheat->message.find("of series 2, with fresh inputs"), std::string::npos) << cheat->message;
+}
+
+// A kernel that marks its call done in the control memory the moment it
+// starts, then works for 2 ms, gains nothing: either the monitor sees its
+// threads computing after the (forged) return, or, when the machine is so busy
+// that the monitor's watch sees the return only once the process stopped, its
+// time includes the work.
+TEST_F(BadKernel, ForgingTheReturnGainsNothing) {
+  auto profile = Evaluate("forges_done.cpp");
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  if (profile->status == Verdict::kOk) {
+    ASSERT_TRUE(profile->latency.has_value());
+    EXPECT_GE(profile->latency->min_s, 0.002) << "a forged return shortened a timed call";
+  } else {
+    EXPECT_EQ(profile->status, Verdict::kWrongAnswer) << profile->message;
+    EXPECT_NE(profile->message.find("kept computing after returning"), std::string::npos) << profile->message;
+  }
 }
 
 TEST_F(BadKernel, CompileErrorKeepsTheDiagnostics) {
@@ -272,7 +305,7 @@ TEST(Batch, SharesInputsAndReferenceNotVerdicts) {
   for (const auto& r : results) ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(results[0]->status, eval::Verdict::kOk) << results[0]->message;
   EXPECT_EQ(results[1]->status, eval::Verdict::kWrongAnswer) << results[1]->message;
-  EXPECT_EQ(results[2]->status, eval::Verdict::kWrongAnswer) << results[2]->message;
+  EXPECT_EQ(results[2]->status, eval::Verdict::kRuntimeError) << results[2]->message;
   EXPECT_EQ(results[3]->status, eval::Verdict::kOk) << results[3]->message;
   // The reference ran once for the first three (test shape), once for the last (bench).
   EXPECT_EQ(results[0]->phase_seconds.count("reference"), 1u);

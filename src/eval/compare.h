@@ -1,10 +1,24 @@
 #pragma once
 /// Comparing a candidate's float outputs with the reference's double outputs.
+///
+/// Two tests, both of which an output must pass. The relative L2 error over a
+/// whole output stays within the task's tolerance (fp16 and bf16 arithmetic
+/// fail it). And, where a float32 evaluation of the reference exists, every
+/// element stays within a bound derived from float32 rounding of the task on
+/// the same inputs: `scale` times (|ref32 - ref| + FLT_EPSILON |ref| + the RMS
+/// of ref32 - ref over the output). Any honest float32 summation order, FMA
+/// contraction or vectorized exp stays within a few times the rounding of one
+/// float32 evaluation; a dropped or changed term larger than that rounding
+/// (an AdamW step without its weight decay: 1e-5 relative, far below the L2
+/// tolerance's reach) does not.
 
 #include <cstddef>
 #include <string>
 
 namespace accelopt::eval {
+
+/// How far an element may be from the reference, in units of its float32 rounding estimate.
+inline constexpr double kElementBoundScale = 16;
 
 struct ErrorStats {
   double rel_l2 = 0;     ///< ||out - ref|| / ||ref|| (||out - ref|| when ||ref|| = 0)
@@ -12,13 +26,25 @@ struct ErrorStats {
   size_t nan_count = 0;  ///< NaN in the output (an unwritten element stays NaN)
   size_t inf_count = 0;
   size_t elements = 0;
+  // The per-element check (present when a float32 evaluation of the reference was compared too).
+  bool bounded = false;    ///< the per-element check ran
+  size_t over_bound = 0;   ///< elements outside their bound
+  double worst_ratio = 0;  ///< largest |out - ref| / bound (above 1: outside)
+  size_t worst_index = 0;  ///< the element with the worst ratio (within its output)
+  double worst_error = 0;  ///< |out - ref| there
+  double worst_bound = 0;  ///< its bound
   bool finite() const { return nan_count == 0 && inf_count == 0; }
 };
 
-/// Accumulates in double. Thread-compatible.
+/// Relative L2, max abs and non-finite counts. Accumulates in double. Thread-compatible.
 ErrorStats CompareOutputs(const float* out, const double* ref, size_t n);
 
-/// Merges per-output (or per-seed) statistics: worst rel_l2 and max_abs, summed counts.
+/// The same, plus the per-element check against `ref32`, a float32 evaluation of
+/// the reference on the same inputs.
+ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref32, size_t n,
+                          double scale = kElementBoundScale);
+
+/// Merges per-output (or per-seed) statistics: worst rel_l2, max_abs and ratio, summed counts.
 ErrorStats Worst(const ErrorStats& a, const ErrorStats& b);
 
 }  // namespace accelopt::eval

@@ -1,38 +1,23 @@
 #pragma once
-/// Kernel argument buffers fenced by inaccessible guard pages (harness side).
+/// Kernel arguments fenced by inaccessible guard regions (harness side).
 ///
-/// Layout: [1 MiB guard][data ... canary up to the page end][1 MiB guard].
-/// A write up to 1 MiB before the start or past the end faults; a write into
-/// the slack after the end changes the canary, which IntactCanary() reports.
+/// Layout: [1 MiB guard][the argument's pages][1 MiB guard]. The pages are a
+/// window on the monitor's shared memory, so what the kernel writes is what the
+/// monitor reads, with no copy in between. A write up to 1 MiB before the start
+/// or past the end faults; a write into the slack after the end of the last
+/// page lands in memory the monitor fills with a canary and checks.
 
 #include <cstddef>
+#include <cstdint>
 
 namespace accelopt::eval {
 
-class GuardedBuffer {
- public:
-  GuardedBuffer() = default;
-  /// Maps the buffer; data() is null if the mapping failed.
-  explicit GuardedBuffer(size_t bytes);
-  ~GuardedBuffer();
-  GuardedBuffer(GuardedBuffer&& other) noexcept;
-  GuardedBuffer& operator=(GuardedBuffer&& other) noexcept;
-  GuardedBuffer(const GuardedBuffer&) = delete;
-  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
+/// Inaccessible bytes on each side of an argument.
+inline constexpr size_t kGuardBytes = size_t{1} << 20;
 
-  void* data() const { return data_; }
-  size_t bytes() const { return bytes_; }
-  /// True while nothing wrote past bytes() inside the last data page.
-  bool IntactCanary() const;
-  /// Restores the canary (after a reported overwrite, before the next call).
-  void ResetCanary();
-
- private:
-  unsigned char* base_ = nullptr;  // start of the whole mapping
-  size_t mapped_ = 0;
-  unsigned char* data_ = nullptr;
-  size_t bytes_ = 0;
-  size_t slack_ = 0;  // canary bytes after the data in the last page
-};
+/// Maps `bytes` (rounded up to whole pages) at `offset` of the shared memory
+/// `fd` between two guard regions, readable, and writable when asked. Null on
+/// failure. The mapping lives as long as the process.
+void* MapGuarded(int fd, uint64_t offset, uint64_t bytes, bool writable);
 
 }  // namespace accelopt::eval

@@ -11,19 +11,15 @@
 /// any task's tolerance, so an output computed for other inputs cannot pass.
 /// Zeros, subnormals, infinities and NaN are left as they are.
 ///
-/// Both sides compute the same bits: the harness for the call, the engine for
-/// the reference of the calls whose outputs it checks.
+/// The monitor computes these bits for every call, the candidate's and the reference's alike.
 
 #include <cstdint>
 
 namespace accelopt::eval {
 
-/// out[i] = base[i] with its mask applied; `stream` tells the inputs of one call apart.
+/// out[i] = base[i] with its mask applied; `stream` tells the inputs of one call
+/// apart. One thread (vectorized).
 void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream);
-
-/// Index of the first element of `values` that differs from Perturb(base, seed,
-/// stream), or -1 when none does (bit for bit).
-long FirstPerturbMismatch(const float* base, const float* values, long n, uint64_t seed, uint64_t stream);
 
 /// The seed of timed call `call` of an evaluation whose timed calls draw from `seed`.
 uint64_t CallSeed(uint64_t seed, uint64_t call);

@@ -51,14 +51,23 @@ Json Profile::ToJson() const {
             {"tolerance", tolerance},
             {"wall_seconds", wall_seconds},
             {"kernel_seconds", kernel_seconds},
+            {"handshake_seconds", handshake_seconds},
+            {"outside_cpu_seconds", outside_cpu_seconds},
             {"phase_seconds", phase_seconds}};
   if (!work_dir.empty()) j["work_dir"] = work_dir;
-  if (errors)
+  if (errors) {
     j["errors"] = {{"rel_l2", Number(errors->rel_l2)},
                    {"max_abs", Number(errors->max_abs)},
                    {"nan_count", errors->nan_count},
                    {"inf_count", errors->inf_count},
                    {"elements", errors->elements}};
+    if (errors->bounded)
+      j["errors"]["element_bound"] = {{"over_bound", errors->over_bound},
+                                      {"worst_ratio", Number(errors->worst_ratio)},
+                                      {"worst_index", errors->worst_index},
+                                      {"worst_error", Number(errors->worst_error)},
+                                      {"worst_bound", Number(errors->worst_bound)}};
+  }
   if (latency)
     j["latency"] = {{"median_s", latency->median_s}, {"min_s", latency->min_s},   {"max_s", latency->max_s},
                     {"mean_s", latency->mean_s},     {"spread", latency->spread}, {"calls", latency->calls},
@@ -117,11 +126,22 @@ Result<Profile> ProfileFromJson(const Json& j) {
     p.tolerance = NumberOr(j, "tolerance", 0);
     p.wall_seconds = NumberOr(j, "wall_seconds", 0);
     p.kernel_seconds = NumberOr(j, "kernel_seconds", 0);
+    p.handshake_seconds = NumberOr(j, "handshake_seconds", 0);
+    p.outside_cpu_seconds = NumberOr(j, "outside_cpu_seconds", 0);
     if (j.contains("errors")) {
       const Json& e = j["errors"];
       p.errors =
           ErrorStats{NumberOr(e, "rel_l2", INFINITY), NumberOr(e, "max_abs", INFINITY), e.value("nan_count", size_t{0}),
                      e.value("inf_count", size_t{0}), e.value("elements", size_t{0})};
+      if (e.contains("element_bound")) {
+        const Json& b = e["element_bound"];
+        p.errors->bounded = true;
+        p.errors->over_bound = b.value("over_bound", size_t{0});
+        p.errors->worst_ratio = NumberOr(b, "worst_ratio", INFINITY);
+        p.errors->worst_index = b.value("worst_index", size_t{0});
+        p.errors->worst_error = NumberOr(b, "worst_error", INFINITY);
+        p.errors->worst_bound = NumberOr(b, "worst_bound", 0);
+      }
     }
     if (j.contains("latency")) {
       const Json& l = j["latency"];

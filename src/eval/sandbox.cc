@@ -80,19 +80,18 @@ constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working dire
   _exit(127);
 }
 
-// Child descriptors: 0 /dev/null, 1 stdout, 2 stderr, 3 events, 4.. the
-// inherited ones in order, then the start-failure pipe (closed by exec).
-[[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd, int event_fd,
-                            int start_fd) {
+// Child descriptors: 0 /dev/null, 1 stdout, 2 stderr, 3.. the inherited ones
+// in order, then the start-failure pipe (closed by exec).
+[[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd, int start_fd) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // First lift every descriptor above the target range, so no dup2 below clobbers a source.
   constexpr int kLift = 256;
   int start = fcntl(start_fd, F_DUPFD_CLOEXEC, kLift);
   if (start < 0) _exit(127);
-  int sources[4 + kMaxInherited];
+  int sources[2 + kMaxInherited];
   int count = 0;
-  for (int fd : {out_fd, err_fd, event_fd}) sources[count++] = fcntl(fd, F_DUPFD, kLift);
+  for (int fd : {out_fd, err_fd}) sources[count++] = fcntl(fd, F_DUPFD, kLift);
   for (int fd : plan.inherit) sources[count++] = fcntl(fd, F_DUPFD, kLift);
   int devnull = open("/dev/null", O_RDONLY);
   if (devnull < 0 || dup2(devnull, 0) < 0) FailStart(start, 0);
@@ -109,116 +108,126 @@ constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working dire
   FailStart(start_slot, 3);
 }
 
-struct Stream {
-  int fd;
-  std::string* text;
-  size_t cap;
-  bool* truncated;
-};
-
-// Reads what is available (bounded, so a flood cannot starve the deadline
-// check); returns false at end of stream.
-bool Drain(Stream& s) {
-  char buf[65536];
-  for (int round = 0; round < 64; ++round) {
-    ssize_t n = read(s.fd, buf, sizeof buf);
-    if (n > 0) {
-      size_t keep = std::min(static_cast<size_t>(n), s.cap - std::min(s.cap, s.text->size()));
-      s.text->append(buf, keep);
-      if (keep < static_cast<size_t>(n) && s.truncated) *s.truncated = true;
-      continue;
-    }
-    if (n == 0) return false;
-    return errno == EAGAIN || errno == EINTR;
-  }
-  return true;
-}
-
 }  // namespace
 
-Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
+Result<std::unique_ptr<SandboxedProcess>> SandboxedProcess::Start(const SandboxRequest& request) {
   if (request.argv.empty()) return Error{"sandbox: empty command"};
   if (request.inherit_fds.size() > kMaxInherited) return Error{"sandbox: too many inherited descriptors"};
   ChildPlan plan = Plan(request);
-  std::array<int, 2> pipes[4];  // stdout, stderr, events, start failure
+  std::array<int, 2> pipes[3];  // stdout, stderr, start failure
   for (auto& p : pipes)
     if (pipe2(p.data(), O_CLOEXEC) != 0) return Error{std::string("sandbox: pipe: ") + std::strerror(errno)};
 
-  double start = NowSeconds();
+  std::unique_ptr<SandboxedProcess> child(new SandboxedProcess());
+  child->start_ = NowSeconds();
+  child->deadline_ = child->start_ + request.limits.wall_seconds;
+  child->capture_bytes_ = request.limits.capture_bytes;
   pid_t pid = fork();
   if (pid < 0) {
     for (auto& p : pipes) close(p[0]), close(p[1]);
     return Error{std::string("sandbox: fork: ") + std::strerror(errno)};
   }
-  if (pid == 0) ExecChild(plan, request.workdir, pipes[0][1], pipes[1][1], pipes[2][1], pipes[3][1]);
+  if (pid == 0) ExecChild(plan, request.workdir, pipes[0][1], pipes[1][1], pipes[2][1]);
   setpgid(pid, pid);  // also in the parent, so a kill right away reaches the group
+  child->pid_ = pid;
   for (auto& p : pipes) close(p[1]);
+  child->streams_[0] = {pipes[0][0], &child->outcome_.out, &child->outcome_.out_truncated};
+  child->streams_[1] = {pipes[1][0], &child->outcome_.err, &child->outcome_.err_truncated};
+  for (auto& s : child->streams_) fcntl(s.fd, F_SETFL, O_NONBLOCK);
   StartFailure failure{};
   ssize_t got;
-  while ((got = read(pipes[3][0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  while ((got = read(pipes[2][0], &failure, sizeof failure)) < 0 && errno == EINTR) {
   }
-  close(pipes[3][0]);
+  close(pipes[2][0]);
   if (got == static_cast<ssize_t>(sizeof failure)) {
-    for (int i = 0; i < 3; ++i) close(pipes[i][0]);
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    child->Wait();
     return Error{"cannot start " + request.argv[0] + ": " + kStartSteps[failure.step] +
                  " failed: " + std::strerror(failure.error)};
   }
+  child->pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  return child;
+}
 
-  SandboxOutcome outcome;
-  bool dummy = false;
-  std::vector<Stream> streams = {{pipes[0][0], &outcome.out, request.limits.capture_bytes, &outcome.out_truncated},
-                                 {pipes[1][0], &outcome.err, request.limits.capture_bytes, &outcome.err_truncated},
-                                 {pipes[2][0], &outcome.events, request.limits.event_bytes, &dummy}};
-  for (auto& s : streams) fcntl(s.fd, F_SETFL, O_NONBLOCK);
-  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+SandboxedProcess::~SandboxedProcess() {
+  if (!reaped_ && pid_ > 0) {
+    Kill(false);
+    Wait();
+  }
+  for (auto& s : streams_)
+    if (s.fd >= 0) close(s.fd);
+  if (pidfd_ >= 0) close(pidfd_);
+}
 
-  double deadline = start + request.limits.wall_seconds;
-  bool exited = false;
-  while (!exited) {
+std::vector<int> SandboxedProcess::OutputFds() const {
+  std::vector<int> fds;
+  for (const auto& s : streams_)
+    if (s.fd >= 0) fds.push_back(s.fd);
+  return fds;
+}
+
+// Reads what is available (bounded, so a flood cannot starve the deadline
+// check); closes a stream at its end.
+void SandboxedProcess::DrainOutput() {
+  char buf[65536];
+  for (auto& s : streams_) {
+    for (int round = 0; s.fd >= 0 && round < 64; ++round) {
+      ssize_t n = read(s.fd, buf, sizeof buf);
+      if (n > 0) {
+        size_t keep = std::min(static_cast<size_t>(n), capture_bytes_ - std::min(capture_bytes_, s.text->size()));
+        s.text->append(buf, keep);
+        if (keep < static_cast<size_t>(n)) *s.truncated = true;
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+      close(s.fd);  // end of stream, or an error reading it
+      s.fd = -1;
+    }
+  }
+}
+
+void SandboxedProcess::Kill(bool timed_out) {
+  if (reaped_) return;
+  if (timed_out) outcome_.timed_out = true;
+  kill(-pid_, SIGKILL);
+  kill(pid_, SIGKILL);  // also when it left its group
+}
+
+SandboxOutcome SandboxedProcess::Wait() {
+  if (reaped_) return outcome_;
+  for (bool exited = false; !exited;) {
     std::vector<pollfd> fds;
-    for (auto& s : streams)
-      if (s.fd >= 0) fds.push_back({s.fd, POLLIN, 0});
-    if (pidfd >= 0) fds.push_back({pidfd, POLLIN, 0});
-    double left = deadline - NowSeconds();
-    if (left <= 0) {
-      outcome.timed_out = true;
-      kill(-pid, SIGKILL);
-      break;
-    }
-    // Without a pidfd, wake up regularly to check the child.
-    int timeout_ms = pidfd >= 0 ? static_cast<int>(left * 1000) + 1 : std::min(50, static_cast<int>(left * 1000) + 1);
-    int rc = poll(fds.data(), fds.size(), timeout_ms);
-    if (rc < 0 && errno != EINTR) break;
-    for (auto& s : streams)
-      if (s.fd >= 0 && !Drain(s)) close(s.fd), s.fd = -1;
-    if (pidfd >= 0) {
-      pollfd p{pidfd, POLLIN, 0};
-      exited = poll(&p, 1, 0) == 1;
-    } else {
-      int status;
-      exited = waitpid(pid, &status, WNOHANG | WNOWAIT) == pid;
-    }
+    for (int fd : OutputFds()) fds.push_back({fd, POLLIN, 0});
+    if (pidfd_ >= 0) fds.push_back({pidfd_, POLLIN, 0});
+    double left = deadline_ - NowSeconds();
+    if (left <= 0 && !outcome_.timed_out) Kill(true);
+    // Without a pidfd, or once killed, look at the child regularly.
+    int timeout_ms = pidfd_ >= 0 && left > 0 ? static_cast<int>(left * 1000) + 1 : 50;
+    if (pidfd_ < 0) timeout_ms = std::min(timeout_ms, 50);
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) break;
+    DrainOutput();
+    siginfo_t info{};
+    exited = waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_;
   }
   int status = 0;
   rusage usage{};
-  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  while (wait4(pid_, &status, 0, &usage) < 0 && errno == EINTR) {
   }
-  kill(-pid, SIGKILL);  // stragglers the child may have left in its group
-  outcome.wall_seconds = NowSeconds() - start;
-  for (auto& s : streams)
-    if (s.fd >= 0) {
-      Drain(s);
-      close(s.fd);
-    }
-  if (pidfd >= 0) close(pidfd);
-  outcome.cpu_seconds =
+  reaped_ = true;
+  kill(-pid_, SIGKILL);  // stragglers the child may have left in its group
+  outcome_.wall_seconds = NowSeconds() - start_;
+  DrainOutput();
+  outcome_.cpu_seconds =
       usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
-  outcome.max_rss_kb = usage.ru_maxrss;
-  if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) outcome.term_signal = WTERMSIG(status);
-  return outcome;
+  outcome_.max_rss_kb = usage.ru_maxrss;
+  if (WIFEXITED(status)) outcome_.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) outcome_.term_signal = WTERMSIG(status);
+  return outcome_;
+}
+
+Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {
+  auto child = SandboxedProcess::Start(request);
+  if (!child) return child.error();
+  return (*child)->Wait();
 }
 
 std::string TruncateLog(std::string text, size_t cap) {

@@ -2,11 +2,15 @@
 /// Running an untrusted program in a child process with limits.
 ///
 /// The child gets its own process group and working directory, stdin from
-/// /dev/null, captured (and truncated) stdout/stderr, an extra pipe on fd 3 for
-/// structured events, resource limits, no core dumps, and dies with the engine.
-/// Whatever the child does, RunSandboxed returns: crashes, hangs and floods are
-/// fields of the outcome. Only a failure to start the child is an Error.
+/// /dev/null, captured (and truncated) stdout/stderr, resource limits, no core
+/// dumps, and dies with the engine. Whatever the child does, RunSandboxed
+/// returns: crashes, hangs and floods are fields of the outcome. Only a failure
+/// to start the child is an Error. SandboxedProcess is the same child for a
+/// caller that talks to it while it runs (the evaluation monitor).
 
+#include <sys/types.h>
+
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,7 +25,6 @@ struct SandboxLimits {
   long file_size_bytes = 1L << 30;      ///< RLIMIT_FSIZE
   long max_processes = 0;               ///< RLIMIT_NPROC (ignored for root); 0 = unchanged
   size_t capture_bytes = 64 << 10;      ///< kept of stdout and of stderr each
-  size_t event_bytes = 16 << 20;        ///< kept of the fd 3 event stream
 };
 
 struct SandboxRequest {
@@ -29,7 +32,7 @@ struct SandboxRequest {
   std::string workdir;            ///< the child's working directory
   std::vector<std::string> env;   ///< extra NAME=VALUE, added to the engine's environment
   std::vector<int> cpus;          ///< pin the child (and its threads) to these cores; empty = unchanged
-  std::vector<int> inherit_fds;   ///< passed to the child as fds 4, 5, ... (at most 8)
+  std::vector<int> inherit_fds;   ///< passed to the child as fds 3, 4, ... (at most 8)
   SandboxLimits limits;
 };
 
@@ -43,12 +46,54 @@ struct SandboxOutcome {
   std::string out;  ///< stdout, truncated to capture_bytes
   std::string err;  ///< stderr, truncated to capture_bytes
   bool out_truncated = false, err_truncated = false;
-  std::string events;  ///< what the child wrote to fd 3
   bool exited_cleanly() const { return !timed_out && term_signal == 0 && exit_code == 0; }
 };
 
 /// Runs the request to completion. Blocks. Thread-safe (each call owns its child).
 Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request);
+
+/// A running sandboxed child. The owner reads its output while it runs
+/// (DrainOutput when OutputFds are readable) and ends it with Wait; the
+/// destructor kills and reaps a child that was not waited for.
+/// Thread-compatible: one thread drives it.
+class SandboxedProcess {
+ public:
+  /// Starts the child; an Error when it could not be started (names the step that failed).
+  static Result<std::unique_ptr<SandboxedProcess>> Start(const SandboxRequest& request);
+  ~SandboxedProcess();
+  SandboxedProcess(const SandboxedProcess&) = delete;
+  SandboxedProcess& operator=(const SandboxedProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  /// Readable once the child has exited; -1 when the kernel has no pidfds.
+  int pidfd() const { return pidfd_; }
+  /// Steady-clock seconds (core/clock.h) at which the wall limit runs out.
+  double deadline() const { return deadline_; }
+  /// The stdout and stderr pipes still open, to poll for input.
+  std::vector<int> OutputFds() const;
+  /// Reads what stdout and stderr hold, without blocking.
+  void DrainOutput();
+  /// Kills the whole process group (the outcome then says timed_out when asked).
+  void Kill(bool timed_out);
+  /// Waits for the child to end (killing it at the deadline), reaps it and
+  /// returns the outcome. Call once.
+  SandboxOutcome Wait();
+
+ private:
+  SandboxedProcess() = default;
+  struct Stream {
+    int fd = -1;
+    std::string* text = nullptr;
+    bool* truncated = nullptr;
+  };
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  double start_ = 0, deadline_ = 0;
+  size_t capture_bytes_ = 0;
+  bool reaped_ = false;
+  Stream streams_[2];
+  SandboxOutcome outcome_;
+};
 
 /// Keeps the first `cap` bytes of a log and says that the rest was cut.
 std::string TruncateLog(std::string text, size_t cap);

@@ -9,6 +9,18 @@
 #include <utility>
 
 namespace accelopt::eval {
+namespace {
+
+void* MapShared(int fd, size_t bytes, bool writable) {
+  void* p = mmap(nullptr, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void UnmapShared(void* data, size_t bytes) {
+  if (data && bytes > 0) munmap(data, bytes);
+}
+
+}  // namespace
 
 Result<SharedMemory> SharedMemory::Create(const std::string& name, size_t bytes) {
   SharedMemory m;
@@ -46,26 +58,25 @@ SharedMemory& SharedMemory::operator=(SharedMemory&& other) noexcept {
   return *this;
 }
 
-Status SharedMemory::Seal() {
-  // F_SEAL_WRITE requires that no writable shared mapping exists.
-  UnmapShared(data_, size_);
-  data_ = nullptr;
-  if (fcntl(fd_, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010  // Linux 5.1
+#endif
+
+Status SharedMemory::SealSize(bool read_only_elsewhere) {
+  int seals = F_SEAL_SHRINK | F_SEAL_GROW;
+  if (read_only_elsewhere) seals |= F_SEAL_FUTURE_WRITE;
+  if (fcntl(fd_, F_ADD_SEALS, seals) != 0)
+    return Error{std::string("cannot seal the size of shared memory: ") + std::strerror(errno)};
+  if (fcntl(fd_, F_ADD_SEALS, F_SEAL_SEAL) != 0)
     return Error{std::string("cannot seal shared memory: ") + std::strerror(errno)};
-  if (size_ > 0) {
-    data_ = MapShared(fd_, size_, false);
-    if (!data_) return Error{std::string("cannot map sealed shared memory: ") + std::strerror(errno)};
-  }
   return Ok{};
 }
 
-void* MapShared(int fd, size_t bytes, bool writable) {
-  void* p = mmap(nullptr, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
-  return p == MAP_FAILED ? nullptr : p;
-}
-
-void UnmapShared(void* data, size_t bytes) {
-  if (data && bytes > 0) munmap(data, bytes);
+Result<int> SharedMemory::ReadOnlyDescriptor() const {
+  std::string path = "/proc/self/fd/" + std::to_string(fd_);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{"cannot reopen shared memory read-only (" + path + "): " + std::strerror(errno)};
+  return fd;
 }
 
 }  // namespace accelopt::eval

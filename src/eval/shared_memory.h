@@ -1,6 +1,8 @@
 #pragma once
 /// Anonymous shared memory (memfd) for handing arrays to and from a child
 /// process without files: nothing lands in a folder the kernel could read.
+/// Seals (kernel-enforced) fix its size, and can keep everyone but this
+/// process's own mapping from writing it.
 
 #include <cstddef>
 #include <string>
@@ -26,18 +28,21 @@ class SharedMemory {
   /// The descriptor to pass to a child (close-on-exec here; the sandbox dups it).
   int fd() const { return fd_; }
 
-  /// Forbids every further write, by anyone holding the descriptor (kernel-enforced
-  /// seals); remaps read-only here. For inputs, once they are drawn.
-  Status Seal();
+  /// Fixes the size for good (no shrinking, no growing, no further seals), so
+  /// that no holder of the descriptor can make a mapping of it fault. With
+  /// `read_only_elsewhere`, also forbids writes through any new mapping or
+  /// write(): this process keeps writing through its own mapping, everyone
+  /// else can only read.
+  Status SealSize(bool read_only_elsewhere = false);
+
+  /// A new read-only descriptor of the same memory (close-on-exec), for a
+  /// child that must not be able to write it whatever the seals allow.
+  Result<int> ReadOnlyDescriptor() const;
 
  private:
   int fd_ = -1;
   void* data_ = nullptr;
   size_t size_ = 0;
 };
-
-/// Maps `bytes` of a shared-memory descriptor (harness side). Null on failure.
-void* MapShared(int fd, size_t bytes, bool writable);
-void UnmapShared(void* data, size_t bytes);
 
 }  // namespace accelopt::eval

@@ -18,6 +18,12 @@ std::span<const TrappedCall> TrappedCalls() {
       {SYS_tgkill, "tgkill", "signal another process", W::kWithArguments},  // its own pass
       {SYS_rt_sigqueueinfo, "rt_sigqueueinfo", "signal another process", W::kWithArguments},
       {SYS_rt_tgsigqueueinfo, "rt_tgsigqueueinfo", "signal another process", W::kWithArguments},
+      // Signal handlers and timers: nothing of the kernel may run on its own schedule.
+      {SYS_rt_sigaction, "rt_sigaction", "install a signal handler", W::kWithArguments},  // reading one passes
+      {SYS_timer_create, "timer_create", "create a timer", W::kAlways},
+      {SYS_timer_settime, "timer_settime", "arm a timer", W::kAlways},
+      {SYS_setitimer, "setitimer", "arm a timer", W::kAlways},
+      {SYS_alarm, "alarm", "arm a timer", W::kAlways},
       {SYS_pidfd_open, "pidfd_open", "reach another process", W::kAlways},
       {SYS_pidfd_send_signal, "pidfd_send_signal", "signal another process", W::kAlways},
       {SYS_pidfd_getfd, "pidfd_getfd", "take another process's file", W::kAlways},
@@ -58,6 +64,8 @@ std::span<const TrappedCall> TrappedCalls() {
       {SYS_lchown, "lchown", "change a file's owner", W::kAlways},
       {SYS_fchownat, "fchownat", "change a file's owner", W::kAlways},
       {SYS_truncate, "truncate", "change a file", W::kAlways},
+      {SYS_ftruncate, "ftruncate", "resize a file or shared memory", W::kAlways},
+      {SYS_fallocate, "fallocate", "resize a file or shared memory", W::kAlways},
       // The machine and the sandbox itself.
       {SYS_setrlimit, "setrlimit", "change its limits", W::kAlways},
       {SYS_prlimit64, "prlimit64", "change its limits", W::kWithArguments},  // reading them passes

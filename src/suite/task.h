@@ -61,8 +61,9 @@ struct BoundTask {
   Bindings params;  ///< the shape's parameters
   std::vector<BoundTensor> inputs;
   std::vector<BoundTensor> outputs;
-  /// C++ header declaring each parameter and constant (`constexpr long M = 64;`).
-  std::string ShapeHeader() const;
+  /// C++ header declaring each parameter and constant (`constexpr long M = 64;`);
+  /// constants are double, or float for a float32 evaluation of the reference.
+  std::string ShapeHeader(bool float_constants = false) const;
 };
 
 /// Loads and validates `dir/task.yaml`. Errors name the file, the field and

@@ -1,6 +1,8 @@
 #pragma once
 /// The cpu target: C++ kernels compiled with the system compiler, run in a
-/// sandboxed child (accelopt-harness), checked against the reference and timed.
+/// sandboxed kernel process (accelopt-harness) that the engine drives call by
+/// call (eval/kernel_process.h), checked against the reference and timed from
+/// the engine.
 
 #include <memory>
 #include <string>
@@ -19,8 +21,13 @@ struct TimingOptions {
   double budget_seconds = 0.5;     ///< aim for this much kernel time per series
   double spread_tolerance = 0.01;  ///< re-measure while IQR/median exceeds this
   int max_series = 3;              ///< series at most; the most stable is kept
-  bool flush_caches = true;        ///< evict the arguments before each timed call
+  bool flush_caches = true;        ///< evict the arguments before every call (all calls alike)
   int checked_per_series = 2;      ///< timed calls per series whose outputs are checked (at random positions)
+  /// CPU time the kernel's process may use outside its call windows over a
+  /// whole evaluation (work after a call returned, before its process
+  /// stopped): this much, plus `outside_cpu_fraction` of the calls' own time.
+  double outside_cpu_seconds = 0.002;
+  double outside_cpu_fraction = 0.01;
 };
 
 /// The reference is built plainly: no fast-math, no OpenMP.

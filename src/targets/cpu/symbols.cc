@@ -8,7 +8,8 @@
 namespace accelopt::cpu {
 namespace {
 
-// Imports that reach outside the kernel's own computation.
+// Imports that reach outside the kernel's own computation, or let it run on a
+// schedule of its own (signal handlers, timers).
 const std::set<std::string>& ForbiddenImports() {
   static const std::set<std::string> names = {"fork",
                                               "vfork",
@@ -56,6 +57,23 @@ const std::set<std::string>& ForbiddenImports() {
                                               "setrlimit",
                                               "sigaction",
                                               "signal",
+                                              "sysv_signal",
+                                              "__sysv_signal",
+                                              "bsd_signal",
+                                              "sigset",
+                                              "ssignal",
+                                              "sigvec",
+                                              "timer_create",
+                                              "timer_settime",
+                                              "setitimer",
+                                              "alarm",
+                                              "ualarm",
+                                              "ftruncate",
+                                              "ftruncate64",
+                                              "fallocate",
+                                              "fallocate64",
+                                              "posix_fallocate",
+                                              "posix_fallocate64",
                                               "remove",
                                               "unlink",
                                               "unlinkat",

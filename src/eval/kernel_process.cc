@@ -1,0 +1,382 @@
+#include "eval/kernel_process.h"
+
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "core/clock.h"
+#include "eval/stats.h"
+
+namespace accelopt::eval {
+namespace {
+
+// How long a process may take to stop after it reported a command done. The
+// harness stops itself right after publishing it, within microseconds; a
+// process still running after this was kept from stopping.
+constexpr double kStopSeconds = 0.05;
+// While a call runs, the monitor also looks this often at whether the process
+// stopped without returning (a kernel that stops itself).
+constexpr int kCallSliceMs = 100;
+
+long Futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout = nullptr) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+void SleepSeconds(double seconds) {
+  timespec ts{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+size_t RoundUpToPage(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return std::max<size_t>(page, (bytes + page - 1) / page * page);
+}
+
+}  // namespace
+
+ArgumentLayout ArgumentLayout::For(const std::vector<size_t>& input_bytes, const std::vector<size_t>& output_bytes) {
+  ArgumentLayout layout;
+  for (size_t bytes : input_bytes) {
+    layout.inputs.push_back({layout.inputs_bytes, bytes});
+    layout.inputs_bytes += RoundUpToPage(bytes);
+  }
+  for (size_t bytes : output_bytes) {
+    layout.outputs.push_back({layout.outputs_bytes, bytes});
+    layout.outputs_bytes += RoundUpToPage(bytes);
+  }
+  return layout;
+}
+
+// Watches `done` for the sequence number it is armed with and notes when it
+// saw it. It spins at idle priority (SCHED_IDLE): it never takes a core from
+// the kernel's threads, which therefore cannot run past their return unseen
+// for long, and it sees the return on the first core the kernel leaves. When
+// idle priority is refused it sleeps on the word instead, and the harness's
+// wake-up reaches it (coarser: a wake-up's latency is added to the time).
+class KernelProcess::DoneWatcher {
+ public:
+  explicit DoneWatcher(std::atomic<uint32_t>* done) : done_(done), event_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~DoneWatcher() {
+    quit_ = true;
+    armed_.fetch_add(1);
+    Futex(&armed_, FUTEX_WAKE, 1);
+    thread_.join();
+    if (event_ >= 0) close(event_);
+  }
+  bool ok() const { return event_ >= 0; }
+  /// Starts watching for `sequence`.
+  void Arm(uint32_t sequence) {
+    target_.store(sequence);
+    armed_.fetch_add(1);
+    Futex(&armed_, FUTEX_WAKE, 1);
+  }
+  /// Stops watching (the process is gone).
+  void Cancel() { target_.store(0); }
+  int event_fd() const { return event_; }
+  /// Clears the event; the steady-clock seconds at which the armed sequence was seen.
+  double TakeSeenAt() {
+    uint64_t count;
+    ssize_t ignored = read(event_, &count, sizeof count);
+    (void)ignored;
+    return seen_at_.load();
+  }
+  bool spinning() const { return spinning_.load(); }
+
+ private:
+  void Loop() {
+    sched_param param{};
+    spinning_ = sched_setscheduler(0, SCHED_IDLE, &param) == 0;  // this thread only
+    for (uint32_t handled = 0;;) {
+      uint32_t armed;
+      while ((armed = armed_.load()) == handled) Futex(&armed_, FUTEX_WAIT, handled);
+      handled = armed;
+      if (quit_) return;
+      const uint32_t target = target_.load();
+      if (target != 0 && Watch(target)) {
+        seen_at_ = NowSeconds();
+        uint64_t one = 1;
+        ssize_t ignored = write(event_, &one, sizeof one);
+        (void)ignored;
+      }
+    }
+  }
+  // True once done == target; false when cancelled.
+  bool Watch(uint32_t target) {
+    const timespec slice{0, 10'000'000};
+    for (;;) {
+      uint32_t seen = done_->load(std::memory_order_acquire);
+      if (seen == target) return true;
+      if (target_.load(std::memory_order_relaxed) != target || quit_) return false;
+      if (spinning_)
+        __builtin_ia32_pause();
+      else
+        Futex(done_, FUTEX_WAIT, seen, &slice);
+    }
+  }
+
+  std::atomic<uint32_t>* done_;
+  int event_;
+  std::atomic<uint32_t> armed_{0}, target_{0};
+  std::atomic<bool> quit_{false}, spinning_{false};
+  std::atomic<double> seen_at_{0};
+  std::thread thread_;
+};
+
+KernelProcess::KernelProcess(KernelProcessOptions options) : options_(std::move(options)) {}
+
+KernelProcess::~KernelProcess() {
+  if (process_ && !failure_ && !finished_) Finish();
+}
+
+protocol::ControlBlock& KernelProcess::control() const {
+  return *static_cast<protocol::ControlBlock*>(control_.data());
+}
+
+char* KernelProcess::input(size_t i) const {
+  return static_cast<char*>(inputs_.data()) + options_.layout.inputs[i].offset;
+}
+
+char* KernelProcess::output(size_t i) const {
+  return static_cast<char*>(outputs_.data()) + options_.layout.outputs[i].offset;
+}
+
+bool KernelProcess::spin_watch() const { return watcher_ && watcher_->spinning(); }
+
+Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(KernelProcessOptions options) {
+  if (options.layout.inputs.size() + options.layout.outputs.size() > static_cast<size_t>(protocol::kMaxArguments))
+    return Error{"a kernel takes at most " + std::to_string(protocol::kMaxArguments) + " arguments"};
+  std::unique_ptr<KernelProcess> k(new KernelProcess(std::move(options)));
+  const ArgumentLayout& layout = k->options_.layout;
+  auto inputs = SharedMemory::Create("accelopt-inputs", k->options_.layout.inputs_bytes);
+  if (!inputs) return inputs.error();
+  auto outputs = SharedMemory::Create("accelopt-outputs", k->options_.layout.outputs_bytes);
+  if (!outputs) return outputs.error();
+  auto control = SharedMemory::Create("accelopt-control", protocol::kControlBytes);
+  if (!control) return control.error();
+  k->inputs_ = std::move(*inputs);
+  k->outputs_ = std::move(*outputs);
+  k->control_ = std::move(*control);
+
+  auto* block = new (k->control_.data()) protocol::ControlBlock();
+  protocol::Spec& spec = block->spec;
+  spec.inputs = static_cast<uint32_t>(layout.inputs.size());
+  spec.outputs = static_cast<uint32_t>(layout.outputs.size());
+  std::copy(layout.inputs.begin(), layout.inputs.end(), spec.input);
+  std::copy(layout.outputs.begin(), layout.outputs.end(), spec.output);
+  spec.inputs_bytes = layout.inputs_bytes;
+  spec.outputs_bytes = layout.outputs_bytes;
+  spec.seccomp = k->options_.seccomp ? 1 : 0;
+
+  // Sizes sealed: nothing the kernel does can make the monitor's mappings
+  // fault. The inputs reach the child through a read-only descriptor and are
+  // sealed against writes by anyone but this process's own mapping.
+  for (auto* memory : {&k->outputs_, &k->control_})
+    if (auto s = memory->SealSize(); !s) return s.error();
+  if (auto s = k->inputs_.SealSize(/*read_only_elsewhere=*/true); !s) return s.error();
+  auto read_only = k->inputs_.ReadOnlyDescriptor();
+  if (!read_only) return read_only.error();
+
+  SandboxRequest request = k->options_.sandbox;
+  request.inherit_fds = {*read_only, k->outputs_.fd(), k->control_.fd()};
+  auto process = SandboxedProcess::Start(request);
+  close(*read_only);
+  if (!process) return process.error();
+  k->process_ = std::move(*process);
+  if (clock_getcpuclockid(k->process_->pid(), &k->cpu_clock_) != 0)
+    return Error{std::string("cannot read the CPU time of the kernel's process: ") + std::strerror(errno)};
+  k->watcher_ = std::make_unique<DoneWatcher>(&block->done);
+  if (!k->watcher_->ok()) return Error{std::string("eventfd: ") + std::strerror(errno)};
+
+  // Ready: the harness stops itself once its arguments are mapped and its filter installed.
+  auto ready = k->WaitForStop(k->process_->deadline() - NowSeconds());
+  if (!ready) return ready.error();
+  if (!*ready) return k;          // failed during setup (failed() says how)
+  k->mapped_at_ = block->layout;  // no kernel code has run yet: as the harness wrote it
+
+  std::vector<double> handshakes;
+  for (int i = 0; i < k->options_.handshake_calls; ++i) {
+    auto timing = k->Run(protocol::Command::kNoop);
+    if (!timing) return timing.error();
+    if (!*timing) return k;
+    handshakes.push_back((*timing)->seconds);
+  }
+  if (!handshakes.empty()) k->handshake_seconds_ = Quantile(handshakes, 0.5);
+  return k;
+}
+
+Result<bool> KernelProcess::Load(const std::string& library, const std::string& symbol) {
+  protocol::Spec& spec = control().spec;
+  if (library.size() >= sizeof spec.library || symbol.size() >= sizeof spec.symbol)
+    return Error{"library path or symbol too long for the harness: " + library};
+  std::snprintf(spec.library, sizeof spec.library, "%s", library.c_str());
+  std::snprintf(spec.symbol, sizeof spec.symbol, "%s", symbol.c_str());
+  auto run = Run(protocol::Command::kLoad);
+  if (!run) return run.error();
+  return run->has_value();
+}
+
+Result<std::optional<CommandTiming>> KernelProcess::Call() { return Run(protocol::Command::kCall); }
+
+Result<double> KernelProcess::ProcessCpuSeconds() const {
+  timespec ts{};
+  if (clock_gettime(cpu_clock_, &ts) != 0)
+    return Error{std::string("cannot read the CPU time of the kernel's process: ") + std::strerror(errno)};
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// True once the process has stopped (the stop is consumed); false when it
+// ended (failure_ set) or did not stop within `timeout_seconds` (not set).
+Result<bool> KernelProcess::WaitForStop(double timeout_seconds) {
+  const double until = NowSeconds() + std::max(0.0, timeout_seconds);
+  const pid_t pid = process_->pid();
+  for (double pause = 2e-6;; pause = std::min(pause * 2, 1e-3)) {
+    // Looked at without consuming it; a stop is then consumed, an end left for the reaper.
+    siginfo_t info{};
+    if (waitid(P_PID, pid, &info, WSTOPPED | WEXITED | WNOHANG | WNOWAIT) != 0)
+      return Error{std::string("waitid on the kernel's process: ") + std::strerror(errno)};
+    if (info.si_pid == pid && info.si_code == CLD_STOPPED) {
+      if (waitid(P_PID, pid, &info, WSTOPPED | WNOHANG) != 0)
+        return Error{std::string("waitid on the kernel's process: ") + std::strerror(errno)};
+      return true;
+    }
+    if (info.si_pid == pid) {  // exited, killed or dumped
+      Fail(ProcessFailure::Kind::kEnded, "");
+      return false;
+    }
+    if (NowSeconds() >= until) {
+      if (NowSeconds() >= process_->deadline()) Fail(ProcessFailure::Kind::kTimedOut, "");
+      return false;
+    }
+    process_->DrainOutput();
+    SleepSeconds(pause);
+  }
+}
+
+void KernelProcess::Fail(ProcessFailure::Kind kind, std::string detail) {
+  if (failure_) return;
+  if (watcher_) watcher_->Cancel();
+  process_->Kill(kind == ProcessFailure::Kind::kTimedOut);
+  ProcessFailure failure;
+  failure.kind = kind;
+  failure.detail = std::move(detail);
+  failure.outcome = process_->Wait();
+  failure.report = control().report;  // a copy: the process is gone, nothing writes it any more
+  failure.report.message[sizeof failure.report.message - 1] = '\0';
+  failure_ = std::move(failure);
+}
+
+Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command command) {
+  if (failure_ || finished_) return std::optional<CommandTiming>{};
+  protocol::ControlBlock& c = control();
+  // Stopped, the process cannot change it: `done` names the last command, or the kernel wrote it.
+  if (c.done.load(std::memory_order_acquire) != sequence_) {
+    Fail(ProcessFailure::Kind::kBrokeProtocol,
+         "the kernel wrote the control memory it shares with the monitor (a command reported done before it ran)");
+    return std::optional<CommandTiming>{};
+  }
+  const uint32_t sequence = ++sequence_;
+  const pid_t pid = process_->pid();
+  if (auto s = SettleCpu(); !s) return s.error();
+  c.command = command;
+  c.request.store(sequence, std::memory_order_release);
+  Futex(&c.request, FUTEX_WAKE, 1);
+  watcher_->Arm(sequence);
+  const double released = NowSeconds();
+  if (kill(pid, SIGCONT) != 0)
+    return Error{std::string("cannot release the kernel's process: ") + std::strerror(errno)};
+
+  bool stopped = false;  // seen stopped while waiting, after it returned
+  for (;;) {
+    std::vector<pollfd> fds = {{watcher_->event_fd(), POLLIN, 0}};
+    if (process_->pidfd() >= 0) fds.push_back({process_->pidfd(), POLLIN, 0});
+    for (int fd : process_->OutputFds()) fds.push_back({fd, POLLIN, 0});
+    const double left = process_->deadline() - NowSeconds();
+    if (left <= 0) {
+      Fail(ProcessFailure::Kind::kTimedOut, "");
+      return std::optional<CommandTiming>{};
+    }
+    int slice = std::min(kCallSliceMs, static_cast<int>(left * 1000) + 1);
+    if (poll(fds.data(), fds.size(), slice) < 0 && errno != EINTR)
+      return Error{std::string("poll on the kernel's process: ") + std::strerror(errno)};
+    if (fds[0].revents & POLLIN) break;
+    process_->DrainOutput();
+    auto state = WaitForStop(0);
+    if (!state) return state.error();
+    if (failure_) return std::optional<CommandTiming>{};
+    if (*state) {
+      const uint32_t done = c.done.load(std::memory_order_acquire);
+      if (done == sequence) {
+        stopped = true;  // returned and stopped; the watcher's event is on its way
+        continue;
+      }
+      Fail(ProcessFailure::Kind::kBrokeProtocol,
+           done == sequence - 1
+               ? "the kernel's process stopped itself during the call"
+               : "the kernel wrote the control memory it shares with the monitor (the call's number was changed)");
+      return std::optional<CommandTiming>{};
+    }
+  }
+  const double returned = watcher_->TakeSeenAt();
+  if (!stopped) {
+    auto state = WaitForStop(kStopSeconds);
+    if (!state) return state.error();
+    if (failure_) return std::optional<CommandTiming>{};
+    if (!*state) {
+      Fail(ProcessFailure::Kind::kBrokeProtocol,
+           "the kernel's process kept running after the call returned (it was not stopped " +
+               std::to_string(static_cast<int>(kStopSeconds * 1000)) + " ms later)");
+      return std::optional<CommandTiming>{};
+    }
+  }
+  CommandTiming timing;
+  timing.seconds = std::max(0.0, returned - released);
+  last_seconds_ = timing.seconds;
+  return std::optional<CommandTiming>{timing};
+}
+
+// A window runs from one release to the next: the process ran only during
+// its command (and the moments before it stopped), and by the next release,
+// after the monitor prepared the next call, every thread has long left its
+// core, so the reading is exact. (Read right after the stop is reported, it
+// can lack the last thread's final slice: the parent hears of a stop before
+// that thread is switched out.) CPU time beyond what `cores` threads could
+// use during the command's own duration was used outside it.
+Status KernelProcess::SettleCpu() {
+  auto cpu = ProcessCpuSeconds();
+  if (!cpu) return cpu.error();
+  if (cpu_at_release_ >= 0)
+    outside_cpu_seconds_ += std::max(0.0, *cpu - cpu_at_release_ - options_.cores * last_seconds_);
+  cpu_at_release_ = *cpu;
+  last_seconds_ = 0;
+  return Ok{};
+}
+
+SandboxOutcome KernelProcess::Finish() {
+  if (failure_) return failure_->outcome;
+  if (finished_) return *finished_;
+  SettleCpu();  // the process is stopped: a failure to read leaves the total as it is
+  control().command = protocol::Command::kExit;
+  control().request.store(++sequence_, std::memory_order_release);
+  Futex(&control().request, FUTEX_WAKE, 1);
+  watcher_->Cancel();
+  kill(process_->pid(), SIGCONT);
+  finished_ = process_->Wait();
+  return *finished_;
+}
+
+}  // namespace accelopt::eval

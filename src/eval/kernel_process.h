@@ -1,0 +1,132 @@
+#pragma once
+/// The monitor's side of a kernel process (DESIGN.md section 5, "two
+/// processes, two roles"; the protocol is eval/protocol.h).
+///
+/// The monitor starts accelopt-harness in the sandbox and gives it its
+/// arguments as shared memory sealed against resizing: inputs it can only read,
+/// outputs it can write. From then on the process runs only while one command
+/// runs: the monitor prepares the arguments while it is stopped, releases it,
+/// sees the command return, and finds it stopped again. The monitor times every
+/// command with its own clock, from the release to the moment the return is
+/// seen, and reads the CPU time of all the process's threads before each
+/// release and after each stop, so CPU used outside call windows is measured,
+/// not guessed. Every figure that decides a verdict stays in this process.
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "eval/protocol.h"
+#include "eval/sandbox.h"
+#include "eval/shared_memory.h"
+
+namespace accelopt::eval {
+
+/// Where each argument sits in its memory: page-aligned, with the slack up to
+/// the next page after each one (where a write past the end lands).
+struct ArgumentLayout {
+  std::vector<protocol::ArgumentSlot> inputs, outputs;
+  size_t inputs_bytes = 0, outputs_bytes = 0;
+
+  /// Lays out arguments of these sizes (bytes), inputs and outputs apart.
+  static ArgumentLayout For(const std::vector<size_t>& input_bytes, const std::vector<size_t>& output_bytes);
+};
+
+struct KernelProcessOptions {
+  SandboxRequest sandbox;  ///< argv[0] = the harness; its inherited descriptors are set here
+  ArgumentLayout layout;
+  bool seccomp = true;       ///< the harness installs its system-call filters
+  int cores = 1;             ///< cores the process may run on (for the CPU accounting)
+  int handshake_calls = 12;  ///< empty commands timed before the kernel is loaded
+};
+
+/// What one command cost, as the monitor measured it.
+struct CommandTiming {
+  double seconds = 0;  ///< from the release of the stopped process to the return being seen
+};
+
+/// How a process that did not finish its command ended.
+struct ProcessFailure {
+  enum class Kind {
+    kEnded,          ///< it exited or was killed by a signal (outcome says how)
+    kTimedOut,       ///< the wall-clock limit ran out; it was killed
+    kBrokeProtocol,  ///< it did not stop after reporting the command done, or it stopped on its own
+  };
+  Kind kind = Kind::kEnded;
+  std::string detail;       ///< for kBrokeProtocol: what it did
+  protocol::Report report;  ///< what the harness said about it (untrusted; explains only)
+  SandboxOutcome outcome;   ///< filled once the process is reaped
+};
+
+class KernelProcess {
+ public:
+  /// Creates the memories, starts the harness and waits until it is ready
+  /// (stopped, its arguments mapped); then times `handshake_calls` empty
+  /// commands. An Error is the engine's failure (memory, the sandbox); a
+  /// harness that dies during setup is a failure (failed()).
+  static Result<std::unique_ptr<KernelProcess>> Start(KernelProcessOptions options);
+  ~KernelProcess();
+  KernelProcess(const KernelProcess&) = delete;
+  KernelProcess& operator=(const KernelProcess&) = delete;
+
+  /// The monitor's writable view of argument i. Valid while this object lives.
+  char* input(size_t i) const;
+  char* output(size_t i) const;
+  const ArgumentLayout& layout() const { return options_.layout; }
+  pid_t pid() const { return process_->pid(); }
+  /// Where the harness mapped argument i, as it reported before the kernel was loaded.
+  const protocol::Layout& mapped_at() const { return mapped_at_; }
+
+  /// Loads the kernel. True when loaded; false when the process failed (failed()).
+  Result<bool> Load(const std::string& library, const std::string& symbol);
+  /// Runs one call of the kernel on the arguments as they are. The timing when
+  /// the call returned and the process stopped; nothing when it failed (failed()).
+  Result<std::optional<CommandTiming>> Call();
+  /// Ends the process (no destructors run in it) and returns its outcome
+  /// (the same one when called again). No command runs after it.
+  SandboxOutcome Finish();
+
+  /// Set once a command did not finish; the process is then ended and reaped.
+  const std::optional<ProcessFailure>& failed() const { return failure_; }
+  /// CPU time all threads of the process used outside its commands (after a
+  /// command returned, before the process stopped), summed over the commands
+  /// run so far but the last; Finish() adds the last.
+  double outside_cpu_seconds() const { return outside_cpu_seconds_; }
+  /// Median duration of the empty commands timed at start: the handshake's cost
+  /// (releasing the process, seeing the return), included in every call's time.
+  double handshake_seconds() const { return handshake_seconds_; }
+  /// Whether the return of a command is watched by a spinning thread at idle
+  /// priority (precise) or by waking on it (coarser, when idle priority is refused).
+  bool spin_watch() const;
+
+ private:
+  explicit KernelProcess(KernelProcessOptions options);
+  Result<std::optional<CommandTiming>> Run(protocol::Command command);
+  Result<bool> WaitForStop(double timeout_seconds);
+  Result<double> ProcessCpuSeconds() const;
+  Status SettleCpu();
+  void Fail(ProcessFailure::Kind kind, std::string detail);
+  protocol::ControlBlock& control() const;
+
+  class DoneWatcher;
+  KernelProcessOptions options_;
+  SharedMemory inputs_, outputs_, control_;
+  std::unique_ptr<SandboxedProcess> process_;
+  std::unique_ptr<DoneWatcher> watcher_;
+  clockid_t cpu_clock_{};
+  uint32_t sequence_ = 0;
+  double cpu_at_release_ = -1;  // the process's CPU time at the last release (-1: none yet)
+  double last_seconds_ = 0;     // the duration of the command released then
+  double outside_cpu_seconds_ = 0;
+  double handshake_seconds_ = 0;
+  protocol::Layout mapped_at_;
+  std::optional<ProcessFailure> failure_;
+  std::optional<SandboxOutcome> finished_;
+};
+
+}  // namespace accelopt::eval

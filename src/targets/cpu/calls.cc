@@ -1,0 +1,237 @@
+#include "targets/cpu/calls.h"
+
+#include <immintrin.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "eval/harness_buffers.h"
+#include "eval/perturb.h"
+#include "eval/trapped_calls.h"
+
+namespace accelopt::cpu {
+namespace {
+
+constexpr unsigned char kCanary = 0xA5;
+
+size_t PageRounded(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return std::max(page, (bytes + page - 1) / page * page);
+}
+
+// Elements of all inputs and outputs together (one set).
+long Elements(const suite::BoundTask& bound) { return ElementsPerSet(bound.inputs) + ElementsPerSet(bound.outputs); }
+
+// clflushopt is weakly ordered (flushes overlap), several times faster than clflush.
+__attribute__((target("clflushopt"))) void FlushLinesOpt(const char* p, size_t bytes) {
+  for (size_t off = 0; off < bytes; off += 64) _mm_clflushopt(const_cast<char*>(p + off));
+}
+
+void FlushLines(const char* p, size_t bytes) {
+  for (size_t off = 0; off < bytes; off += 64) _mm_clflush(p + off);
+}
+
+// The roofline assumes operands come from memory. The monitor's mapping and
+// the kernel's are the same physical pages: evicting the lines here evicts them
+// for the kernel.
+void Flush(const char* p, size_t bytes) {
+  static const bool has_clflushopt = __builtin_cpu_supports("clflushopt");
+  if (has_clflushopt)
+    FlushLinesOpt(p, bytes);
+  else
+    FlushLines(p, bytes);
+}
+
+// "wrote to input 'x', which is read-only" and the like, for a fault at `address`.
+std::string WhereFaulted(uint64_t address, const eval::KernelProcess& process, const suite::BoundTask& bound) {
+  const eval::protocol::Layout& at = process.mapped_at();
+  auto describe = [&](uint64_t base, size_t bytes, const std::string& what, bool read_only) -> std::string {
+    const uint64_t end = base + PageRounded(bytes);
+    if (address >= base && address < end)
+      return read_only ? ": it wrote to " + what + ", which is read-only" : ": inside " + what;
+    if (address + at.guard_bytes >= base && address < base) return ": it accessed memory just before " + what;
+    if (address >= end && address < end + at.guard_bytes) return ": it accessed memory past the end of " + what;
+    return "";
+  };
+  for (size_t i = 0; i < bound.inputs.size(); ++i)
+    if (auto s = describe(at.input[i], process.layout().inputs[i].bytes, "input '" + bound.inputs[i].name + "'", true);
+        !s.empty())
+      return s;
+  for (size_t i = 0; i < bound.outputs.size(); ++i)
+    if (auto s =
+            describe(at.output[i], process.layout().outputs[i].bytes, "output '" + bound.outputs[i].name + "'", false);
+        !s.empty())
+      return s;
+  return "";
+}
+
+}  // namespace
+
+size_t ElementBytes(OutputType type) { return type == OutputType::kDouble ? sizeof(double) : sizeof(float); }
+
+long ElementsPerSet(const std::vector<suite::BoundTensor>& tensors) {
+  long n = 0;
+  for (const auto& t : tensors) n += t.elements;
+  return n;
+}
+
+Result<std::unique_ptr<eval::KernelProcess>> StartKernelProcess(const suite::BoundTask& bound, OutputType outputs,
+                                                                const CpuTargetOptions& options, const std::string& dir,
+                                                                bool candidate) {
+  std::vector<size_t> input_bytes, output_bytes;
+  for (const auto& t : bound.inputs) input_bytes.push_back(static_cast<size_t>(t.elements) * sizeof(float));
+  for (const auto& t : bound.outputs) output_bytes.push_back(static_cast<size_t>(t.elements) * ElementBytes(outputs));
+  eval::KernelProcessOptions o;
+  o.layout = eval::ArgumentLayout::For(input_bytes, output_bytes);
+  o.seccomp = candidate;
+  o.cores = std::max<int>(1, static_cast<int>(options.cpus.size()));
+  o.sandbox.argv = {options.harness_path};
+  o.sandbox.workdir = dir;
+  o.sandbox.cpus = options.cpus;
+  // OpenBLAS's idle workers otherwise spin for about 2^28 cycles after each
+  // call: CPU time after the return, which the monitor charges as outside the call.
+  o.sandbox.env = {"OPENBLAS_THREAD_TIMEOUT=4"};
+  if (options.bind_openmp) o.sandbox.env.insert(o.sandbox.env.end(), {"OMP_PROC_BIND=close", "OMP_PLACES=cores"});
+  const long data_bytes = Elements(bound) * 8;  // the arguments, at most doubles
+  o.sandbox.limits.wall_seconds = options.wall_seconds;
+  o.sandbox.limits.address_space_bytes = options.memory_bytes > 0 ? options.memory_bytes : (2L << 30) + 4 * data_bytes;
+  o.sandbox.limits.file_size_bytes = 2 * data_bytes + (64L << 20);
+  o.sandbox.limits.max_processes = 0;
+  return eval::KernelProcess::Start(std::move(o));
+}
+
+void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, OutputType outputs,
+                 const CallInputs& inputs, bool flush) {
+  const float* set = inputs.set;
+  for (size_t i = 0; i < bound.inputs.size(); ++i) {
+    const long n = bound.inputs[i].elements;
+    float* into = reinterpret_cast<float*>(process.input(i));
+    if (inputs.perturb)
+      eval::Perturb(set, into, n, *inputs.perturb, i);
+    else
+      std::memcpy(into, set, static_cast<size_t>(n) * sizeof(float));
+    set += n;
+  }
+  for (size_t i = 0; i < bound.outputs.size(); ++i) {
+    const long n = bound.outputs[i].elements;
+    if (outputs == OutputType::kDouble)
+      std::fill_n(reinterpret_cast<double*>(process.output(i)), n, std::nan(""));
+    else
+      std::fill_n(reinterpret_cast<float*>(process.output(i)), n, std::nanf(""));
+  }
+  if (!flush) return;
+  for (size_t i = 0; i < bound.inputs.size(); ++i) Flush(process.input(i), process.layout().inputs[i].bytes);
+  for (size_t i = 0; i < bound.outputs.size(); ++i) Flush(process.output(i), process.layout().outputs[i].bytes);
+  _mm_mfence();
+}
+
+void CopyOutputs(const eval::KernelProcess& process, const suite::BoundTask& bound, OutputType outputs, void* into) {
+  char* p = static_cast<char*>(into);
+  for (size_t i = 0; i < bound.outputs.size(); ++i) {
+    const size_t bytes = static_cast<size_t>(bound.outputs[i].elements) * ElementBytes(outputs);
+    std::memcpy(p, process.output(i), bytes);
+    p += bytes;
+  }
+}
+
+void FillSlack(eval::KernelProcess& process) {
+  for (size_t i = 0; i < process.layout().outputs.size(); ++i) {
+    const size_t bytes = process.layout().outputs[i].bytes;
+    std::memset(process.output(i) + bytes, kCanary, PageRounded(bytes) - bytes);
+  }
+}
+
+std::string CheckSlack(const eval::KernelProcess& process, const suite::BoundTask& bound) {
+  for (size_t i = 0; i < bound.outputs.size(); ++i) {
+    const size_t bytes = process.layout().outputs[i].bytes;
+    const char* slack = process.output(i) + bytes;
+    for (size_t k = 0; k < PageRounded(bytes) - bytes; ++k)
+      if (static_cast<unsigned char>(slack[k]) != kCanary)
+        return "wrote past the end of output '" + bound.outputs[i].name + "'";
+  }
+  return "";
+}
+
+bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProcess& process,
+                     const suite::BoundTask& bound, const std::string& during, eval::Verdict& verdict,
+                     std::string& message) {
+  using eval::Verdict;
+  using Kind = eval::ProcessFailure::Kind;
+  using eval::protocol::ReportKind;
+  const eval::SandboxOutcome& o = failure.outcome;
+  const eval::protocol::Report& r = failure.report;
+  const std::string at = " during " + during;
+  if (failure.kind == Kind::kBrokeProtocol) {
+    // Stopping itself is odd; escaping the stop after returning is tampering.
+    bool escaped = failure.detail.find("kept running") != std::string::npos ||
+                   failure.detail.find("control memory") != std::string::npos;
+    verdict = escaped ? Verdict::kForbidden : Verdict::kRuntimeError;
+    message = failure.detail + at;
+    return true;
+  }
+  // The harness could not set itself up, before any kernel code ran: the engine's failure.
+  if (r.kind == ReportKind::kSetupFailed && during == "start") {
+    message = std::string("evaluation harness: ") + r.message;
+    return false;
+  }
+  // A trapped call reports itself, unless signals were blocked (posix_spawn
+  // blocks them all): then the kernel kills with SIGSYS directly.
+  if (r.kind == ReportKind::kForbiddenCall || o.term_signal == SIGSYS) {
+    verdict = Verdict::kForbidden;
+    message = "the kernel made a forbidden system call (" +
+              (r.kind == ReportKind::kForbiddenCall ? eval::DescribeTrappedCall(r.syscall)
+                                                    : std::string("blocked while signals were blocked")) +
+              ")" + at;
+    return true;
+  }
+  if (failure.kind == Kind::kTimedOut || o.timed_out) {
+    verdict = Verdict::kTimeout;
+    message = "killed after the wall-clock limit of " + std::to_string(static_cast<int>(std::lround(o.wall_seconds))) +
+              " s" + at;
+    return true;
+  }
+  const int signal_number = r.kind == ReportKind::kFatalSignal ? r.signal : o.term_signal;
+  if (signal_number == SIGXCPU || o.term_signal == SIGXCPU) {
+    verdict = Verdict::kTimeout;
+    message = "CPU time limit exceeded" + at;
+    return true;
+  }
+  if (signal_number == SIGXFSZ) {
+    verdict = Verdict::kResourceLimit;
+    message = "file size limit exceeded" + at;
+    return true;
+  }
+  if (signal_number != 0 && r.alloc_failed) {
+    verdict = Verdict::kResourceLimit;
+    message = "memory limit: an allocation failed, then " + eval::SignalName(signal_number) + at;
+    return true;
+  }
+  if (signal_number != 0) {
+    verdict = o.term_signal == SIGKILL && r.kind != ReportKind::kFatalSignal ? Verdict::kResourceLimit
+                                                                             : Verdict::kRuntimeError;
+    std::string where =
+        signal_number == SIGSEGV || signal_number == SIGBUS ? WhereFaulted(r.fault_address, process, bound) : "";
+    message = "killed by " + eval::SignalName(signal_number) + at + where;
+    return true;
+  }
+  if (r.kind == ReportKind::kLoadFailed) {
+    verdict = Verdict::kCompileError;
+    message = std::string("cannot load the kernel: ") + r.message;
+    return true;
+  }
+  verdict = Verdict::kRuntimeError;
+  message = "the process exited with code " + std::to_string(o.exit_code) + at + " (a kernel must return, not exit)";
+  return true;
+}
+
+std::string RunLog(const eval::SandboxOutcome& o) {
+  std::string log;
+  if (!o.out.empty()) log += "--- stdout" + std::string(o.out_truncated ? " (truncated)" : "") + "\n" + o.out;
+  if (!o.err.empty()) log += "--- stderr" + std::string(o.err_truncated ? " (truncated)" : "") + "\n" + o.err;
+  return log;
+}
+
+}  // namespace accelopt::cpu

@@ -1,0 +1,272 @@
+#include "targets/cpu/candidate_run.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+#include "core/clock.h"
+#include "eval/counters.h"
+#include "eval/kernel_process.h"
+#include "eval/perturb.h"
+#include "eval/stats.h"
+#include "targets/cpu/calls.h"
+
+namespace accelopt::cpu {
+namespace {
+
+using eval::Verdict;
+
+// Outputs the monitor keeps to compare: copied the moment their call returned.
+struct Kept {
+  size_t slot;  // in Expected
+  std::string label;
+  std::vector<float> outputs;
+};
+
+// One candidate's run: the process, the schedule's state, what was measured.
+class Run {
+ public:
+  Run(const suite::BoundTask& bound, Expected& expected, const CpuTargetOptions& options, eval::Profile& profile)
+      : bound_(bound),
+        expected_(expected),
+        options_(options),
+        profile_(profile),
+        rng_(FreshSeed()),
+        perturb_seed_(FreshSeed()),
+        scratch_(static_cast<size_t>(ElementsPerSet(bound.outputs))) {}
+
+  Status Start(const std::string& library, const std::string& dir) {
+    auto process = StartKernelProcess(bound_, OutputType::kFloat, options_, dir, /*candidate=*/true);
+    if (!process) return process.error();
+    process_ = std::move(*process);
+    if (process_->failed()) return Failed("start");
+    profile_.handshake_seconds = process_->handshake_seconds();
+    if (options_.counters) counters_ = std::make_unique<eval::ProcessCounters>(process_->pid());
+    FillSlack(*process_);
+    auto loaded = process_->Load(library, "kernel");
+    if (!loaded) return loaded.error();
+    if (!*loaded) return Failed("loading");
+    return Ok{};
+  }
+
+  // The correctness calls: every seed's set, as drawn, all kept.
+  Status Correctness() {
+    for (size_t s = 0; s < expected_.seeds() && !over(); ++s) {
+      Kept kept{s, "seed " + std::to_string(s), {}};
+      if (auto c = OneCall({expected_.set(s), std::nullopt}, "correctness call, seed " + std::to_string(s), &kept); !c)
+        return c;
+      if (!over()) kept_.push_back(std::move(kept));
+    }
+    return Ok{};
+  }
+
+  Status Timed() {
+    const TimingOptions& t = options_.timing;
+    for (int i = 0; i < t.warmup && !over(); ++i)
+      if (auto c = OneCall(Fresh(), "warm-up call " + std::to_string(i + 1), nullptr); !c) return c;
+    const double first = timings_.empty() ? 1e-3 : timings_.front();
+    const long calls =
+        std::clamp<long>(static_cast<long>(t.budget_seconds / std::max(first, 1e-7)), t.min_calls, t.max_calls);
+    if (counters_) counters_->Enable();
+    for (int s = 0; s < t.max_series && !over(); ++s) {
+      // Which calls of this series are checked: drawn here, kept here.
+      const size_t first_checked = static_cast<size_t>(s) * t.checked_per_series;
+      std::vector<long> positions;
+      if (first_checked + t.checked_per_series <= expected_.checked_count()) positions = DrawPositions(calls);
+      std::vector<double> samples;
+      for (long c = 0; c < calls && !over(); ++c) {
+        const std::string label = "timed call " + std::to_string(c + 1) + " of series " + std::to_string(s + 1);
+        auto at = std::find(positions.begin(), positions.end(), c);
+        if (at == positions.end()) {
+          if (auto r = OneCall(Fresh(), label, nullptr); !r) return r;
+        } else {
+          const size_t k = first_checked + static_cast<size_t>(at - positions.begin());
+          const CheckedInputs& in = expected_.checked(k);
+          Kept kept{expected_.seeds() + k, label + ", with fresh inputs", {}};
+          if (auto r = OneCall({expected_.set(in.set), in.seed}, label, &kept); !r) return r;
+          if (!over()) kept_.push_back(std::move(kept)), ++checked_calls_;
+        }
+        if (!over()) samples.push_back(timings_.back());
+      }
+      if (over()) break;
+      series_.push_back(samples);
+      if (eval::Summarize(samples).spread <= t.spread_tolerance) break;
+    }
+    if (counters_) counters_->Disable();
+    timed_calls_ = 0;
+    for (const auto& s : series_) timed_calls_ += static_cast<long>(s.size());
+    return Ok{};
+  }
+
+  // Ends the process, accounts for its CPU time, compares what was kept.
+  Status Finish(bool timed) {
+    if (!process_) return Ok{};
+    const eval::SandboxOutcome end = process_->Finish();
+    outside_cpu_ = process_->outside_cpu_seconds();
+    profile_.run_log = eval::TruncateLog(RunLog(end), 64 << 10);
+    profile_.phase_seconds["candidate_process"] = end.wall_seconds;
+    profile_.outside_cpu_seconds = outside_cpu_;
+    profile_.kernel_seconds = std::accumulate(timings_.begin(), timings_.end(), 0.0);
+    if (over()) return Ok{};
+    if (!end.exited_cleanly()) {
+      // Its calls all returned, yet it did not exit as told: its own doing (a destructor cannot run).
+      profile_.status = Verdict::kRuntimeError;
+      profile_.message = "the kernel's process did not end cleanly after its last call";
+      return Ok{};
+    }
+    const double allowance = options_.timing.outside_cpu_seconds + options_.timing.outside_cpu_fraction *
+                                                                       std::max<size_t>(1, options_.cpus.size()) *
+                                                                       profile_.kernel_seconds;
+    if (outside_cpu_ > allowance) {
+      char why[256];
+      std::snprintf(why, sizeof why,
+                    "kept computing after returning: its threads used %.2f ms of CPU outside its %zu calls "
+                    "(allowance %.2f ms)",
+                    outside_cpu_ * 1e3, timings_.size(), allowance * 1e3);
+      return SetVerdict(Verdict::kWrongAnswer, why);
+    }
+    if (auto s = Compare(); !s) return s;
+    if (profile_.status != Verdict::kOk) return Ok{};
+    profile_.phase.clear();
+    if (!timed || series_.empty()) return Ok{};
+    profile_.latency = eval::MostStable(series_);
+    profile_.checked_calls = checked_calls_;
+    if (counters_) profile_.counters = counters_->Read(timed_calls_);
+    return Ok{};
+  }
+
+ private:
+  bool over() const { return profile_.status != Verdict::kOk; }
+
+  Status SetVerdict(eval::Verdict verdict, std::string message) {
+    profile_.status = verdict;
+    profile_.message = std::move(message);
+    return Ok{};
+  }
+
+  // The process failed during `during`: a verdict, or the engine's error when
+  // the harness itself could not start.
+  Status Failed(const std::string& during) {
+    const eval::ProcessFailure& f = *process_->failed();
+    profile_.phase = during;
+    profile_.run_log = eval::TruncateLog(RunLog(f.outcome), 64 << 10);
+    eval::Verdict verdict;
+    std::string message;
+    if (!DescribeFailure(f, *process_, bound_, during, verdict, message)) return Error{message};
+    return SetVerdict(verdict, std::move(message));
+  }
+
+  CallInputs Fresh() {
+    return {expected_.set(fresh_calls_ % expected_.seeds()), eval::CallSeed(perturb_seed_, fresh_calls_++)};
+  }
+
+  std::vector<long> DrawPositions(long calls) {
+    std::vector<long> all(static_cast<size_t>(calls));
+    std::iota(all.begin(), all.end(), 0L);
+    std::shuffle(all.begin(), all.end(), rng_);
+    all.resize(std::min<size_t>(all.size(), static_cast<size_t>(options_.timing.checked_per_series)));
+    return all;
+  }
+
+  // One call, prepared like every other; its outputs copied into `kept` (a
+  // checked call) or a scratch buffer (any other: the same copy, so that the
+  // time between calls does not tell them apart).
+  Status OneCall(const CallInputs& inputs, const std::string& label, Kept* kept) {
+    PrepareCall(*process_, bound_, OutputType::kFloat, inputs, options_.timing.flush_caches);
+    profile_.phase = label;
+    auto timing = process_->Call();
+    if (!timing) return timing.error();
+    if (!*timing) return Failed(label);
+    timings_.push_back((*timing)->seconds);
+    if (kept) kept->outputs.resize(scratch_.size());
+    CopyOutputs(*process_, bound_, OutputType::kFloat, kept ? kept->outputs.data() : scratch_.data());
+    if (std::string slack = CheckSlack(*process_, bound_); !slack.empty())
+      return SetVerdict(Verdict::kRuntimeError, "the kernel " + slack + " (" + label + ")");
+    return Ok{};
+  }
+
+  Status Compare() {
+    std::vector<size_t> slots;
+    for (const auto& k : kept_) slots.push_back(k.slot);
+    const double started = NowSeconds();
+    if (auto s = expected_.Compute(slots); !s) return s;
+    if (double later = NowSeconds() - started; later > 1e-3) profile_.phase_seconds["reference_after"] = later;
+    const double compare_start = NowSeconds();
+    eval::ErrorStats worst;
+    bool first = true;
+    for (const Kept& k : kept_) {
+      const float* out = k.outputs.data();
+      const double* ref = expected_.reference(k.slot);
+      const float* ref32 = expected_.reference32(k.slot);
+      for (const auto& t : bound_.outputs) {
+        const size_t n = static_cast<size_t>(t.elements);
+        eval::ErrorStats e = ref32 ? eval::CompareOutputs(out, ref, ref32, n) : eval::CompareOutputs(out, ref, n);
+        if (profile_.message.empty()) profile_.message = Judge(e, t.name, k.label);
+        worst = first ? e : eval::Worst(worst, e);
+        first = false;
+        out += n;
+        ref += n;
+        if (ref32) ref32 += n;
+      }
+    }
+    profile_.errors = worst;
+    profile_.phase_seconds["compare"] = NowSeconds() - compare_start;
+    if (!profile_.message.empty()) profile_.status = Verdict::kWrongAnswer;
+    return Ok{};
+  }
+
+  // "" when the output passes; else why it does not.
+  std::string Judge(const eval::ErrorStats& e, const std::string& output, const std::string& label) const {
+    const std::string what = "output '" + output + "' (" + label + "): ";
+    char text[320];
+    if (!e.finite())
+      return what + std::to_string(e.nan_count) + " NaN and " + std::to_string(e.inf_count) + " Inf of " +
+             std::to_string(e.elements) + " values";
+    if (e.rel_l2 > profile_.tolerance) {
+      std::snprintf(text, sizeof text, "relative L2 error %.3g exceeds %.3g", e.rel_l2, profile_.tolerance);
+      return what + text;
+    }
+    if (e.bounded && e.over_bound > 0) {
+      std::snprintf(text, sizeof text,
+                    "element %zu is off by %.3g where float32 rounding allows %.3g (%zu of %zu elements beyond "
+                    "their bound: a dropped or changed term?)",
+                    e.worst_index, e.worst_error, e.worst_bound, e.over_bound, e.elements);
+      return what + text;
+    }
+    return "";
+  }
+
+  const suite::BoundTask& bound_;
+  Expected& expected_;
+  const CpuTargetOptions& options_;
+  eval::Profile& profile_;
+  std::mt19937_64 rng_;
+  uint64_t perturb_seed_;
+  uint64_t fresh_calls_ = 0;
+  std::vector<float> scratch_;
+  std::unique_ptr<eval::KernelProcess> process_;
+  std::unique_ptr<eval::ProcessCounters> counters_;
+  std::vector<Kept> kept_;
+  std::vector<double> timings_;  // every call's, in order
+  std::vector<std::vector<double>> series_;
+  double outside_cpu_ = 0;
+  int checked_calls_ = 0;
+  long timed_calls_ = 0;
+};
+
+}  // namespace
+
+Status RunCandidate(const suite::BoundTask& bound, const std::string& library, Expected& expected,
+                    const CpuTargetOptions& options, const std::string& dir, bool timed, eval::Profile& profile) {
+  profile.status = Verdict::kOk;
+  Run run(bound, expected, options, profile);
+  if (auto s = run.Start(library, dir); !s) return s;
+  if (profile.status == Verdict::kOk)
+    if (auto s = run.Correctness(); !s) return s;
+  if (profile.status == Verdict::kOk && timed)
+    if (auto s = run.Timed(); !s) return s;
+  return run.Finish(timed);
+}
+
+}  // namespace accelopt::cpu

@@ -1,0 +1,24 @@
+#pragma once
+/// The monitor's schedule for one built candidate (DESIGN.md section 5): the
+/// correctness calls on the batch's input sets, a warm-up, then series of
+/// timed calls on fresh inputs, some of which (positions drawn here, never
+/// shown to the kernel) use inputs whose reference outputs the batch knows;
+/// then every kept output is compared with the reference.
+
+#include <string>
+
+#include "core/result.h"
+#include "eval/profile.h"
+#include "suite/task.h"
+#include "targets/cpu/cpu_target.h"
+#include "targets/cpu/expected.h"
+
+namespace accelopt::cpu {
+
+/// Runs the candidate library in its own kernel process and fills the
+/// profile's verdict, message, errors, latency (when `timed`), counters and
+/// accounting. A bad kernel is a verdict; an Error is the engine's own failure.
+Status RunCandidate(const suite::BoundTask& bound, const std::string& library, Expected& expected,
+                    const CpuTargetOptions& options, const std::string& dir, bool timed, eval::Profile& profile);
+
+}  // namespace accelopt::cpu

@@ -1,0 +1,148 @@
+#include "targets/cpu/expected.h"
+
+#include <chrono>
+#include <random>
+#include <regex>
+
+#include "core/clock.h"
+#include "core/json_io.h"
+#include "eval/inputs.h"
+#include "targets/cpu/calls.h"
+#include "targets/cpu/compiler.h"
+
+namespace accelopt::cpu {
+namespace {
+
+// The reference's algorithm in float32: every `double` of its source made
+// `float`, and the task's constants declared float.
+std::string Float32Source(const std::string& source) {
+  static const std::regex kDouble("\\bdouble\\b");
+  return std::regex_replace(source, kDouble, "float");
+}
+
+// Runs a built reference on each call's inputs and copies its outputs into
+// `into` (one buffer per call, sized for every output). An Error names the task.
+Status RunReference(const suite::BoundTask& bound, const std::string& library, OutputType type,
+                    const CpuTargetOptions& options, const std::string& dir, const std::vector<CallInputs>& calls,
+                    const std::vector<void*>& into) {
+  const std::string what =
+      "the reference of task '" + bound.task->name + "'" + (type == OutputType::kFloat ? " (float32)" : "");
+  auto process = StartKernelProcess(bound, type, options, dir, /*candidate=*/false);
+  if (!process) return process.error();
+  eval::KernelProcess& p = **process;
+  auto fail = [&](const std::string& during) -> Status {
+    eval::Verdict verdict;
+    std::string message;
+    DescribeFailure(*p.failed(), p, bound, during, verdict, message);
+    return Error{what + " failed: " + message + "\n" + RunLog(p.failed()->outcome)};
+  };
+  if (p.failed()) return fail("start");
+  auto loaded = p.Load(library, "reference");
+  if (!loaded) return loaded.error();
+  if (!*loaded) return fail("loading");
+  for (size_t k = 0; k < calls.size(); ++k) {
+    PrepareCall(p, bound, type, calls[k], /*flush=*/false);
+    auto timing = p.Call();
+    if (!timing) return timing.error();
+    if (!*timing) return fail("call " + std::to_string(k + 1));
+    CopyOutputs(p, bound, type, into[k]);
+  }
+  eval::SandboxOutcome end = p.Finish();
+  if (!end.exited_cleanly()) return Error{what + " did not end cleanly\n" + RunLog(end)};
+  return Ok{};
+}
+
+}  // namespace
+
+uint64_t FreshSeed() {
+  std::random_device entropy;
+  return (uint64_t{entropy()} << 32) | entropy();
+}
+
+Expected::Expected(const suite::BoundTask& bound, const CpuTargetOptions& options, std::string dir, int seeds,
+                   double scale, int checked, int precompute)
+    : bound_(&bound), options_(&options), dir_(std::move(dir)) {
+  auto start = std::chrono::steady_clock::now();
+  status_ = Draw(seeds, scale, checked);
+  inputs_seconds_ = SecondsSince(start);
+  if (!status_) return;
+  std::vector<size_t> slots;
+  for (size_t s = 0; s < sets_.size() + std::min<size_t>(precompute, checked_.size()); ++s) slots.push_back(s);
+  status_ = Compute(slots);
+  initial_reference_seconds_ = later_reference_seconds_;
+  later_reference_seconds_ = 0;
+}
+
+// The sets are drawn here, in the monitor, from fresh seeds; the kernel's
+// process only ever sees the copy the monitor writes before each call.
+Status Expected::Draw(int seeds, double scale, int checked) {
+  const long per_set = ElementsPerSet(bound_->inputs);
+  for (int s = 0; s < seeds; ++s) {
+    const uint64_t seed = FreshSeed();
+    std::vector<float> set(static_cast<size_t>(per_set));
+    float* p = set.data();
+    for (size_t i = 0; i < bound_->inputs.size(); ++i) {
+      const auto& t = bound_->inputs[i];
+      eval::FillRandom(p, t.elements, seed, i, {t.dist.kind == "normal", scale * t.dist.a, scale * t.dist.b});
+      p += t.elements;
+    }
+    sets_.push_back(std::move(set));
+  }
+  for (int k = 0; k < checked; ++k) checked_.push_back({static_cast<size_t>(k) % sets_.size(), FreshSeed()});
+  ref64_.resize(sets_.size() + checked_.size());
+  ref32_.resize(ref64_.size());
+  return Ok{};
+}
+
+Status Expected::Compute(const std::vector<size_t>& slots) {
+  std::vector<size_t> missing;
+  for (size_t slot : slots)
+    if (slot < ref64_.size() && ref64_[slot].empty()) missing.push_back(slot);
+  if (missing.empty()) return Ok{};
+  auto start = std::chrono::steady_clock::now();
+  const suite::Task& task = *bound_->task;
+  auto source = ReadFile(task.reference_path());
+  if (!source) return source.error();
+  std::vector<CallInputs> calls;
+  const size_t per_output = static_cast<size_t>(ElementsPerSet(bound_->outputs));
+  std::vector<void*> into64, into32;
+  for (size_t slot : missing) {
+    if (slot < sets_.size())
+      calls.push_back({set(slot), std::nullopt});
+    else
+      calls.push_back({set(checked_[slot - sets_.size()].set), checked_[slot - sets_.size()].seed});
+    ref64_[slot].resize(per_output);
+    into64.push_back(ref64_[slot].data());
+  }
+
+  auto built = CompileKernel(*source, bound_->ShapeHeader(), options_->reference_compile, dir_);
+  if (!built) return built.error();
+  if (!built->ok) return Error{task.reference_path() + " does not compile:\n" + built->log};
+  Status run = RunReference(*bound_, built->library_path, OutputType::kDouble, *options_, dir_, calls, into64);
+  if (!run) {
+    for (size_t slot : missing) ref64_[slot].clear();
+    return run;
+  }
+
+  if (float32_missing_.empty()) {
+    auto built32 = CompileKernel(Float32Source(*source), bound_->ShapeHeader(/*float_constants=*/true),
+                                 options_->reference_compile, dir_);
+    if (!built32) return built32.error();
+    if (!built32->ok) {
+      float32_missing_ = "the reference does not compile with float in place of double";
+    } else {
+      for (size_t slot : missing) {
+        ref32_[slot].resize(per_output);
+        into32.push_back(ref32_[slot].data());
+      }
+      Status run32 = RunReference(*bound_, built32->library_path, OutputType::kFloat, *options_, dir_, calls, into32);
+      if (!run32) float32_missing_ = run32.error().message;
+    }
+    if (!float32_missing_.empty())
+      for (auto& r : ref32_) r.clear();
+  }
+  later_reference_seconds_ += SecondsSince(start);
+  return Ok{};
+}
+
+}  // namespace accelopt::cpu

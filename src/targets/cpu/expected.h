@@ -1,0 +1,74 @@
+#pragma once
+/// What the evaluations of one batch (one task at one shape) share, all of it
+/// in the monitor's memory: the input sets drawn for the batch, the inputs of
+/// the timed calls whose outputs may be checked, and the reference's outputs
+/// for each of them, in double and, for the per-element bound of eval/compare.h,
+/// from a float32 evaluation of the same reference source.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "suite/task.h"
+#include "targets/cpu/cpu_target.h"
+
+namespace accelopt::cpu {
+
+/// The inputs of a timed call whose outputs can be checked: a drawn set, perturbed by `seed`.
+struct CheckedInputs {
+  size_t set = 0;
+  uint64_t seed = 0;
+};
+
+/// A fresh 64-bit seed from the system's entropy.
+uint64_t FreshSeed();
+
+class Expected {
+ public:
+  /// Draws `seeds` input sets (every distribution scaled by `scale`, signs
+  /// kept) and the inputs of `checked` checkable timed calls, and runs the
+  /// reference for the sets and the first `precompute` of those calls. The
+  /// reference is built and run in `dir`. Failures are kept in status().
+  Expected(const suite::BoundTask& bound, const CpuTargetOptions& options, std::string dir, int seeds, double scale,
+           int checked, int precompute);
+  Expected(Expected&&) = default;
+
+  /// Ok, or why the inputs could not be drawn or the reference run (an engine error).
+  const Status& status() const { return status_; }
+  size_t seeds() const { return sets_.size(); }
+  /// Every input of seed set s, back to back.
+  const float* set(size_t s) const { return sets_[s].data(); }
+  size_t checked_count() const { return checked_.size(); }
+  const CheckedInputs& checked(size_t k) const { return checked_[k]; }
+
+  /// Slots: seed set s is slot s; checkable call k is slot seeds() + k.
+  /// Runs the reference for those of `slots` not computed yet.
+  Status Compute(const std::vector<size_t>& slots);
+  /// The reference outputs of a computed slot (every output back to back).
+  const double* reference(size_t slot) const { return ref64_[slot].data(); }
+  /// Its float32 evaluation; null when there is none (why: float32_missing()).
+  const float* reference32(size_t slot) const { return ref32_[slot].empty() ? nullptr : ref32_[slot].data(); }
+  const std::string& float32_missing() const { return float32_missing_; }
+
+  double inputs_seconds() const { return inputs_seconds_; }
+  /// Time spent running the reference, before (`initial`) or during evaluations.
+  double reference_seconds(bool initial) const {
+    return initial ? initial_reference_seconds_ : later_reference_seconds_;
+  }
+
+ private:
+  Status Draw(int seeds, double scale, int checked);
+  const suite::BoundTask* bound_;
+  const CpuTargetOptions* options_;
+  std::string dir_;
+  Status status_ = Ok{};
+  std::vector<std::vector<float>> sets_;
+  std::vector<CheckedInputs> checked_;
+  std::vector<std::vector<double>> ref64_;
+  std::vector<std::vector<float>> ref32_;
+  std::string float32_missing_;
+  double inputs_seconds_ = 0, initial_reference_seconds_ = 0, later_reference_seconds_ = 0;
+};
+
+}  // namespace accelopt::cpu
