@@ -4,7 +4,9 @@
 //      kernel's own calls (correctness, warm-up, timed), for a fresh build, for
 //      a cached one, and per candidate when N new candidates are evaluated as
 //      one batch (as the search does: inputs and reference outputs shared),
-//   3. spread of the median latency over repeated evaluations of one kernel.
+//   3. spread of the median latency over repeated evaluations of one kernel,
+//   4. the handshake between the engine and the kernel's process, and how a
+//      kernel that spins for a known time (20 us, 200 us) is timed.
 //
 // Usage: engine_bench [--repeats N] [--json] [TASK...]   (default: silu adamw matmul)
 // Uses the saved hardware profile when there is one (for percent of peak only).
@@ -102,6 +104,39 @@ Result<TaskFigures> Measure(const suite::Task& task, int repeats, const cpu::Cpu
   return f;
 }
 
+// A kernel of the scale fixture that spins for `micros` microseconds by its own clock.
+std::string SpinKernel(int micros) {
+  return "#include <chrono>\n"
+         "extern \"C\" void kernel(const float* x, float* out) {\n"
+         "  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(" +
+         std::to_string(micros) +
+         ");\n"
+         "  for (long i = 0; i < M * N; ++i) out[i] = 2.0f * x[i];\n"
+         "  while (std::chrono::steady_clock::now() < until) {\n  }\n"
+         "}\n";
+}
+
+struct SpinFigures {
+  int micros = 0;
+  std::vector<double> handshake_s, median_s;
+};
+
+// The handshake's cost (the fastest empty call, subtracted from every
+// latency) and the median latency of a kernel known to take `micros`.
+Result<SpinFigures> MeasureSpin(int micros, int repeats, const cpu::CpuTargetOptions& base) {
+  auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
+  if (!task) return task.error();
+  auto target = cpu::MakeCpuTarget(base);
+  SpinFigures f{micros};
+  for (int i = 0; i < repeats; ++i) {
+    auto p = EvaluateOnce(*target, *task, SpinKernel(micros));
+    if (!p) return p.error();
+    f.handshake_s.push_back(p->handshake_seconds);
+    f.median_s.push_back(p->latency->median_s);
+  }
+  return f;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,6 +194,21 @@ int main(int argc, char** argv) {
                  Median(f->compile_s), Median(f->overhead_fresh_s), Median(f->overhead_cached_s), f->overhead_batch_s,
                  Median(f->kernel_s), 100 * f->median_spread);
   }
+  if (!json) fmt::print("\n{:<10} {:>16} {:>16} {:>12}\n", "spin", "handshake (us)", "median (us)", "error");
+  for (int micros : {20, 200}) {
+    auto f = MeasureSpin(micros, repeats, options);
+    if (!f) {
+      fmt::print(stderr, "engine_bench: {}\n", f.error().message);
+      return 1;
+    }
+    const double handshake = Median(f->handshake_s), median = Median(f->median_s);
+    const double error = median / (micros * 1e-6) - 1;
+    if (json)
+      out.push_back({{"spin_us", micros}, {"handshake_s", f->handshake_s}, {"median_latency_s", f->median_s}});
+    else
+      fmt::print("{:<10} {:>16.2f} {:>16.2f} {:>11.2f}%\n", std::to_string(micros) + " us", handshake * 1e6,
+                 median * 1e6, 100 * error);
+  }
   if (json)
     fmt::print("{}\n", out.dump(2));
   else
@@ -167,7 +217,9 @@ int main(int argc, char** argv) {
         "(correctness, warm-up, timed); fresh = new build (reference runs during the compile),\n"
         "cached = build from the cache, batch = per candidate when {} new candidates are evaluated\n"
         "together (inputs and reference shared). median spread = (max - min) / median of the {}\n"
-        "median latencies.\n",
-        repeats, repeats, repeats);
+        "median latencies. spin: a kernel that spins for a known time, evaluated {} times;\n"
+        "handshake = the fastest empty call (subtracted from every latency), medians over the\n"
+        "evaluations; error = median latency against the time it spins.\n",
+        repeats, repeats, repeats, repeats);
   return 0;
 }

@@ -34,11 +34,7 @@ ErrorStats CompareOutputs(const float* out, const double* ref, size_t n) {
   return s;
 }
 
-namespace {
-
-// RMS of ref32 - ref over the output: the typical float32 rounding of this
-// output, a floor for elements whose own float32 evaluation happened to be exact.
-double RoundingRms(const double* ref, const float* ref32, size_t n) {
+double RoundingFloor(const double* ref, const float* ref32, size_t n) {
   double sum = 0;
 #pragma omp parallel for simd schedule(static) reduction(+ : sum) if (n > (1 << 18))
   for (size_t i = 0; i < n; ++i) {
@@ -48,44 +44,62 @@ double RoundingRms(const double* ref, const float* ref32, size_t n) {
   return n ? std::sqrt(sum / static_cast<double>(n)) : 0;
 }
 
+namespace {
+
+double ElementBound(double ref, float ref32, double floor, double scale) {
+  double rounding = std::fabs(static_cast<double>(ref32) - ref);
+  if (!std::isfinite(rounding)) rounding = 0;
+  return scale * (rounding + FLT_EPSILON * std::fabs(ref) + floor);
+}
+
 }  // namespace
 
-ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref32, size_t n, double scale) {
-  ErrorStats s = CompareOutputs(out, ref, n);
-  s.bounded = true;
-  const double floor = RoundingRms(ref, ref32, n);
-  size_t over = 0;
-  double worst = 0;
-  size_t worst_at = 0;
+// One pass for both tests: the L2 sums and every element against its bound.
+ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref32, size_t n, double floor,
+                          double scale) {
+  double diff2 = 0, ref2 = 0, max_abs = 0, worst = 0;
+  size_t nans = 0, infs = 0, over = 0, worst_at = 0;
 #pragma omp parallel if (n > (1 << 18))
   {
-    size_t local_over = 0, local_at = 0;
-    double local_worst = 0;
+    double l_diff2 = 0, l_ref2 = 0, l_max = 0, l_worst = 0;
+    size_t l_nans = 0, l_infs = 0, l_over = 0, l_at = 0;
 #pragma omp for schedule(static) nowait
     for (size_t i = 0; i < n; ++i) {
-      double err = std::fabs(static_cast<double>(out[i]) - ref[i]);
-      double rounding = std::fabs(static_cast<double>(ref32[i]) - ref[i]);
-      if (!std::isfinite(rounding)) rounding = 0;
-      double bound = scale * (rounding + FLT_EPSILON * std::fabs(ref[i]) + floor) + DBL_MIN;
-      double ratio = std::isfinite(err) ? err / bound : 0;  // non-finite outputs are counted apart
-      local_over += ratio > 1;
-      if (ratio > local_worst) local_worst = ratio, local_at = i;
+      const double o = out[i];
+      if (std::isnan(o) || std::isinf(o)) {
+        l_nans += std::isnan(o);
+        l_infs += std::isinf(o);
+        continue;
+      }
+      const double d = o - ref[i], err = std::fabs(d);
+      l_diff2 += d * d;
+      l_ref2 += ref[i] * ref[i];
+      l_max = std::max(l_max, err);
+      const double ratio = err / (ElementBound(ref[i], ref32[i], floor, scale) + DBL_MIN);
+      l_over += ratio > 1;
+      if (ratio > l_worst) l_worst = ratio, l_at = i;
     }
 #pragma omp critical
     {
-      over += local_over;
-      if (local_worst > worst || (local_worst == worst && local_at < worst_at))
-        worst = local_worst, worst_at = local_at;
+      diff2 += l_diff2, ref2 += l_ref2, nans += l_nans, infs += l_infs, over += l_over;
+      max_abs = std::max(max_abs, l_max);
+      if (l_worst > worst || (l_worst == worst && l_at < worst_at)) worst = l_worst, worst_at = l_at;
     }
   }
+  ErrorStats s;
+  s.elements = n;
+  s.nan_count = nans;
+  s.inf_count = infs;
+  s.max_abs = max_abs;
+  const double norm = std::sqrt(diff2);
+  s.rel_l2 = !s.finite() ? INFINITY : ref2 > 0 ? norm / std::sqrt(ref2) : norm;
+  s.bounded = true;
   s.over_bound = over;
   s.worst_ratio = worst;
   s.worst_index = worst_at;
   if (n) {
-    s.worst_error = std::fabs(static_cast<double>(out[worst_at]) - ref[worst_at]);
-    double rounding = std::fabs(static_cast<double>(ref32[worst_at]) - ref[worst_at]);
-    if (!std::isfinite(rounding)) rounding = 0;
-    s.worst_bound = scale * (rounding + FLT_EPSILON * std::fabs(ref[worst_at]) + floor);
+    s.worst_error = std::isfinite(out[worst_at]) ? std::fabs(static_cast<double>(out[worst_at]) - ref[worst_at]) : 0;
+    s.worst_bound = ElementBound(ref[worst_at], ref32[worst_at], floor, scale);
   }
   return s;
 }

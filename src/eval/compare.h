@@ -39,9 +39,15 @@ struct ErrorStats {
 /// Relative L2, max abs and non-finite counts. Accumulates in double. Thread-compatible.
 ErrorStats CompareOutputs(const float* out, const double* ref, size_t n);
 
-/// The same, plus the per-element check against `ref32`, a float32 evaluation of
-/// the reference on the same inputs.
-ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref32, size_t n,
+/// The RMS of ref32 - ref over one output: the typical float32 rounding of this
+/// output, the bound's floor for elements whose own float32 evaluation happened
+/// to be exact. A property of the reference alone: computed once per input set.
+double RoundingFloor(const double* ref, const float* ref32, size_t n);
+
+/// The same statistics and, in the same pass, the per-element check against
+/// `ref32`, a float32 evaluation of the reference on the same inputs, with the
+/// output's RoundingFloor.
+ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref32, size_t n, double floor,
                           double scale = kElementBoundScale);
 
 /// Merges per-output (or per-seed) statistics: worst rel_l2, max_abs and ratio, summed counts.

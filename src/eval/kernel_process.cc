@@ -17,15 +17,10 @@
 #include <thread>
 
 #include "core/clock.h"
-#include "eval/stats.h"
 
 namespace accelopt::eval {
 namespace {
 
-// How long a process may take to stop after it reported a command done. The
-// harness stops itself right after publishing it, within microseconds; a
-// process still running after this was kept from stopping.
-constexpr double kStopSeconds = 0.05;
 // While a call runs, the monitor also looks this often at whether the process
 // stopped without returning (a kernel that stops itself).
 constexpr int kCallSliceMs = 100;
@@ -203,19 +198,12 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(KernelProcessOptions
   if (!k->watcher_->ok()) return Error{std::string("eventfd: ") + std::strerror(errno)};
 
   // Ready: the harness stops itself once its arguments are mapped and its filter installed.
-  auto ready = k->WaitForStop(k->process_->deadline() - NowSeconds());
+  k->Arm(1);  // spinning (at idle priority) before the first command is released
+  auto ready = k->WaitForStop("the harness did not get ready");
   if (!ready) return ready.error();
   if (!*ready) return k;          // failed during setup (failed() says how)
   k->mapped_at_ = block->layout;  // no kernel code has run yet: as the harness wrote it
 
-  std::vector<double> handshakes;
-  for (int i = 0; i < k->options_.handshake_calls; ++i) {
-    auto timing = k->Run(protocol::Command::kNoop);
-    if (!timing) return timing.error();
-    if (!*timing) return k;
-    handshakes.push_back((*timing)->seconds);
-  }
-  if (!handshakes.empty()) k->handshake_seconds_ = Quantile(handshakes, 0.5);
   return k;
 }
 
@@ -232,6 +220,8 @@ Result<bool> KernelProcess::Load(const std::string& library, const std::string& 
 
 Result<std::optional<CommandTiming>> KernelProcess::Call() { return Run(protocol::Command::kCall); }
 
+Result<std::optional<CommandTiming>> KernelProcess::Noop() { return Run(protocol::Command::kNoop); }
+
 Result<double> KernelProcess::ProcessCpuSeconds() const {
   timespec ts{};
   if (clock_gettime(cpu_clock_, &ts) != 0)
@@ -239,10 +229,11 @@ Result<double> KernelProcess::ProcessCpuSeconds() const {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
 }
 
-// True once the process has stopped (the stop is consumed); false when it
-// ended (failure_ set) or did not stop within `timeout_seconds` (not set).
-Result<bool> KernelProcess::WaitForStop(double timeout_seconds) {
-  const double until = NowSeconds() + std::max(0.0, timeout_seconds);
+// True once the process has stopped (the stop is consumed). False when it
+// ended, or the wall limit ran out first (then it is killed: failure_ says
+// how, with `late` as the detail); with `poll_once`, also when it is simply
+// not stopped yet (failure_ not set).
+Result<bool> KernelProcess::WaitForStop(const std::string& late, bool poll_once) {
   const pid_t pid = process_->pid();
   for (double pause = 2e-6;; pause = std::min(pause * 2, 1e-3)) {
     // Looked at without consuming it; a stop is then consumed, an end left for the reaper.
@@ -258,18 +249,26 @@ Result<bool> KernelProcess::WaitForStop(double timeout_seconds) {
       Fail(ProcessFailure::Kind::kEnded, "");
       return false;
     }
-    if (NowSeconds() >= until) {
-      if (NowSeconds() >= process_->deadline()) Fail(ProcessFailure::Kind::kTimedOut, "");
+    if (NowSeconds() >= process_->deadline()) {
+      Fail(ProcessFailure::Kind::kTimedOut, late);
       return false;
     }
+    if (poll_once) return false;
     process_->DrainOutput();
     SleepSeconds(pause);
   }
 }
 
+void KernelProcess::Arm(uint32_t sequence) {
+  if (armed_for_ == sequence) return;
+  watcher_->Arm(sequence);
+  armed_for_ = sequence;
+}
+
 void KernelProcess::Fail(ProcessFailure::Kind kind, std::string detail) {
   if (failure_) return;
   if (watcher_) watcher_->Cancel();
+  armed_for_ = 0;
   process_->Kill(kind == ProcessFailure::Kind::kTimedOut);
   ProcessFailure failure;
   failure.kind = kind;
@@ -295,7 +294,7 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
   c.command = command;
   c.request.store(sequence, std::memory_order_release);
   Futex(&c.request, FUTEX_WAKE, 1);
-  watcher_->Arm(sequence);
+  Arm(sequence);
   const double released = NowSeconds();
   if (kill(pid, SIGCONT) != 0)
     return Error{std::string("cannot release the kernel's process: ") + std::strerror(errno)};
@@ -315,7 +314,7 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
       return Error{std::string("poll on the kernel's process: ") + std::strerror(errno)};
     if (fds[0].revents & POLLIN) break;
     process_->DrainOutput();
-    auto state = WaitForStop(0);
+    auto state = WaitForStop("", /*poll_once=*/true);
     if (!state) return state.error();
     if (failure_) return std::optional<CommandTiming>{};
     if (*state) {
@@ -332,20 +331,18 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
     }
   }
   const double returned = watcher_->TakeSeenAt();
+  // The harness stops right after publishing "done". A process that takes
+  // longer (its harness thread was preempted, or its threads went on
+  // computing) runs on the clock of the CPU accounting, up to the wall limit.
   if (!stopped) {
-    auto state = WaitForStop(kStopSeconds);
+    auto state = WaitForStop("its process did not stop after the call returned");
     if (!state) return state.error();
-    if (failure_) return std::optional<CommandTiming>{};
-    if (!*state) {
-      Fail(ProcessFailure::Kind::kBrokeProtocol,
-           "the kernel's process kept running after the call returned (it was not stopped " +
-               std::to_string(static_cast<int>(kStopSeconds * 1000)) + " ms later)");
-      return std::optional<CommandTiming>{};
-    }
+    if (!*state) return std::optional<CommandTiming>{};
   }
   CommandTiming timing;
   timing.seconds = std::max(0.0, returned - released);
   last_seconds_ = timing.seconds;
+  Arm(sequence + 1);  // watching already while the monitor prepares the next command
   return std::optional<CommandTiming>{timing};
 }
 
@@ -374,6 +371,7 @@ SandboxOutcome KernelProcess::Finish() {
   control().request.store(++sequence_, std::memory_order_release);
   Futex(&control().request, FUTEX_WAKE, 1);
   watcher_->Cancel();
+  armed_for_ = 0;
   kill(process_->pid(), SIGCONT);
   finished_ = process_->Wait();
   return *finished_;

@@ -40,9 +40,8 @@ struct ArgumentLayout {
 struct KernelProcessOptions {
   SandboxRequest sandbox;  ///< argv[0] = the harness; its inherited descriptors are set here
   ArgumentLayout layout;
-  bool seccomp = true;       ///< the harness installs its system-call filters
-  int cores = 1;             ///< cores the process may run on (for the CPU accounting)
-  int handshake_calls = 12;  ///< empty commands timed before the kernel is loaded
+  bool seccomp = true;  ///< the harness installs its system-call filters
+  int cores = 1;        ///< cores the process may run on (for the CPU accounting)
 };
 
 /// What one command cost, as the monitor measured it.
@@ -54,7 +53,7 @@ struct CommandTiming {
 struct ProcessFailure {
   enum class Kind {
     kEnded,          ///< it exited or was killed by a signal (outcome says how)
-    kTimedOut,       ///< the wall-clock limit ran out; it was killed
+    kTimedOut,       ///< the wall-clock limit ran out; it was killed (detail: when, if not during a command)
     kBrokeProtocol,  ///< it did not stop after reporting the command done, or it stopped on its own
   };
   Kind kind = Kind::kEnded;
@@ -66,9 +65,8 @@ struct ProcessFailure {
 class KernelProcess {
  public:
   /// Creates the memories, starts the harness and waits until it is ready
-  /// (stopped, its arguments mapped); then times `handshake_calls` empty
-  /// commands. An Error is the engine's failure (memory, the sandbox); a
-  /// harness that dies during setup is a failure (failed()).
+  /// (stopped, its arguments mapped). An Error is the engine's failure
+  /// (memory, the sandbox); a harness that dies during setup is a failure (failed()).
   static Result<std::unique_ptr<KernelProcess>> Start(KernelProcessOptions options);
   ~KernelProcess();
   KernelProcess(const KernelProcess&) = delete;
@@ -82,6 +80,10 @@ class KernelProcess {
   /// Where the harness mapped argument i, as it reported before the kernel was loaded.
   const protocol::Layout& mapped_at() const { return mapped_at_; }
 
+  /// An empty command: the handshake alone (release, return seen, stop), timed
+  /// like a call. Before Load, no kernel code can influence it. Nothing when
+  /// the process failed (failed()).
+  Result<std::optional<CommandTiming>> Noop();
   /// Loads the kernel. True when loaded; false when the process failed (failed()).
   Result<bool> Load(const std::string& library, const std::string& symbol);
   /// Runs one call of the kernel on the arguments as they are. The timing when
@@ -97,9 +99,6 @@ class KernelProcess {
   /// command returned, before the process stopped), summed over the commands
   /// run so far but the last; Finish() adds the last.
   double outside_cpu_seconds() const { return outside_cpu_seconds_; }
-  /// Median duration of the empty commands timed at start: the handshake's cost
-  /// (releasing the process, seeing the return), included in every call's time.
-  double handshake_seconds() const { return handshake_seconds_; }
   /// Whether the return of a command is watched by a spinning thread at idle
   /// priority (precise) or by waking on it (coarser, when idle priority is refused).
   bool spin_watch() const;
@@ -107,7 +106,8 @@ class KernelProcess {
  private:
   explicit KernelProcess(KernelProcessOptions options);
   Result<std::optional<CommandTiming>> Run(protocol::Command command);
-  Result<bool> WaitForStop(double timeout_seconds);
+  Result<bool> WaitForStop(const std::string& late, bool poll_once = false);
+  void Arm(uint32_t sequence);
   Result<double> ProcessCpuSeconds() const;
   Status SettleCpu();
   void Fail(ProcessFailure::Kind kind, std::string detail);
@@ -120,10 +120,10 @@ class KernelProcess {
   std::unique_ptr<DoneWatcher> watcher_;
   clockid_t cpu_clock_{};
   uint32_t sequence_ = 0;
+  uint32_t armed_for_ = 0;      // the sequence the watcher watches for (0: none)
   double cpu_at_release_ = -1;  // the process's CPU time at the last release (-1: none yet)
   double last_seconds_ = 0;     // the duration of the command released then
   double outside_cpu_seconds_ = 0;
-  double handshake_seconds_ = 0;
   protocol::Layout mapped_at_;
   std::optional<ProcessFailure> failure_;
   std::optional<SandboxOutcome> finished_;

@@ -1,6 +1,7 @@
 #include "eval/perturb.h"
 
 #include "core/hash.h"
+#include "eval/streaming.h"
 
 namespace accelopt::eval {
 namespace {
@@ -42,13 +43,22 @@ inline uint32_t Perturbed(uint32_t bits, long i, MaskKey key) {
 uint64_t CallSeed(uint64_t seed, uint64_t call) { return SplitMix64(seed ^ SplitMix64(call + 0x7f4a7c15ULL)); }
 
 void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream) {
+  PerturbRange(base, out, 0, n, seed, stream);
+}
+
+void PerturbRange(const float* base, float* out, long begin, long end, uint64_t seed, uint64_t stream) {
   const MaskKey key = KeyOf(seed, stream);
   const FloatBits* in = reinterpret_cast<const FloatBits*>(base);
-  FloatBits* dst = reinterpret_cast<FloatBits*>(out);
-  // One thread, vectorized: the monitor runs this between calls, and no worker
-  // of its may be left spinning on a core while the kernel runs.
+  // Computed into a block that stays in the first-level cache (vectorized),
+  // then streamed out past the caches.
+  constexpr long kBlock = 1024;
+  alignas(64) uint32_t block[kBlock];
+  for (long start = begin; start < end; start += kBlock) {
+    const long len = end - start < kBlock ? end - start : kBlock;
 #pragma omp simd
-  for (long i = 0; i < n; ++i) dst[i] = Perturbed(in[i], i, key);
+    for (long k = 0; k < len; ++k) block[k] = Perturbed(in[start + k], start + k, key);
+    StreamCopy(out + start, block, static_cast<size_t>(len) * sizeof(float));
+  }
 }
 
 }  // namespace accelopt::eval

@@ -18,8 +18,14 @@
 namespace accelopt::eval {
 
 /// out[i] = base[i] with its mask applied; `stream` tells the inputs of one call
-/// apart. One thread (vectorized).
+/// apart. One thread (vectorized), streaming stores.
 void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream);
+
+/// The same for elements [begin, end) only (out and base are whole arrays), so
+/// that parts of one array can be perturbed at once by several threads. The
+/// results are written with streaming stores (eval/streaming.h): call
+/// StreamFence() before another process reads them.
+void PerturbRange(const float* base, float* out, long begin, long end, uint64_t seed, uint64_t stream);
 
 /// The seed of timed call `call` of an evaluation whose timed calls draw from `seed`.
 uint64_t CallSeed(uint64_t seed, uint64_t call);

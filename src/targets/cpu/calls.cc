@@ -5,11 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <thread>
+#include <utility>
 
 #include "eval/harness_buffers.h"
 #include "eval/perturb.h"
+#include "eval/streaming.h"
 #include "eval/trapped_calls.h"
 
 namespace accelopt::cpu {
@@ -103,38 +107,77 @@ Result<std::unique_ptr<eval::KernelProcess>> StartKernelProcess(const suite::Bou
   return eval::KernelProcess::Start(std::move(o));
 }
 
+namespace {
+
+// Work on big arguments is shared by two threads: this one and one started
+// for it and joined at once, so that none is left waiting, let alone spinning,
+// while the kernel runs.
+constexpr size_t kShareAboveBytes = 4 << 20;
+
+// [begin, end) of part `part` of `parts` of n elements, at 64-byte boundaries.
+std::pair<long, long> Part(long n, int part, int parts) {
+  const long chunk = (n / parts + 15) / 16 * 16;
+  const long begin = std::min(n, chunk * part);
+  return {begin, part + 1 == parts ? n : std::min(n, begin + chunk)};
+}
+
+template <typename Work>
+void InParts(size_t bytes, Work work) {
+  if (bytes < kShareAboveBytes) return work(0, 1);
+  std::thread helper([&] { work(1, 2); });
+  work(0, 2);
+  helper.join();
+}
+
+size_t ArgumentBytes(const suite::BoundTask& bound, OutputType outputs) {
+  return static_cast<size_t>(ElementsPerSet(bound.inputs)) * sizeof(float) +
+         static_cast<size_t>(ElementsPerSet(bound.outputs)) * ElementBytes(outputs);
+}
+
+}  // namespace
+
 void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, OutputType outputs,
                  const CallInputs& inputs, bool flush) {
-  const float* set = inputs.set;
-  for (size_t i = 0; i < bound.inputs.size(); ++i) {
-    const long n = bound.inputs[i].elements;
-    float* into = reinterpret_cast<float*>(process.input(i));
-    if (inputs.perturb)
-      eval::Perturb(set, into, n, *inputs.perturb, i);
-    else
-      std::memcpy(into, set, static_cast<size_t>(n) * sizeof(float));
-    set += n;
-  }
-  for (size_t i = 0; i < bound.outputs.size(); ++i) {
-    const long n = bound.outputs[i].elements;
-    if (outputs == OutputType::kDouble)
-      std::fill_n(reinterpret_cast<double*>(process.output(i)), n, std::nan(""));
-    else
-      std::fill_n(reinterpret_cast<float*>(process.output(i)), n, std::nanf(""));
-  }
-  if (!flush) return;
-  for (size_t i = 0; i < bound.inputs.size(); ++i) Flush(process.input(i), process.layout().inputs[i].bytes);
-  for (size_t i = 0; i < bound.outputs.size(); ++i) Flush(process.output(i), process.layout().outputs[i].bytes);
+  InParts(ArgumentBytes(bound, outputs), [&](int part, int parts) {
+    const float* set = inputs.set;
+    for (size_t i = 0; i < bound.inputs.size(); ++i) {
+      const long n = bound.inputs[i].elements;
+      auto [begin, end] = Part(n, part, parts);
+      float* into = reinterpret_cast<float*>(process.input(i));
+      if (inputs.perturb)
+        eval::PerturbRange(set, into, begin, end, *inputs.perturb, i);
+      else
+        eval::StreamCopy(into + begin, set + begin, static_cast<size_t>(end - begin) * sizeof(float));
+      if (flush) Flush(reinterpret_cast<const char*>(into + begin), static_cast<size_t>(end - begin) * sizeof(float));
+      set += n;
+    }
+    const size_t bytes = ElementBytes(outputs);
+    for (size_t i = 0; i < bound.outputs.size(); ++i) {
+      auto [begin, end] = Part(bound.outputs[i].elements, part, parts);
+      char* into = process.output(i) + begin * bytes;
+      if (outputs == OutputType::kDouble)
+        eval::StreamFill64(into, std::bit_cast<uint64_t>(std::nan("")), static_cast<size_t>(end - begin));
+      else
+        eval::StreamFill32(into, std::bit_cast<uint32_t>(std::nanf("")), static_cast<size_t>(end - begin));
+      if (flush) Flush(into, static_cast<size_t>(end - begin) * bytes);
+    }
+    eval::StreamFence();
+  });
   _mm_mfence();
 }
 
 void CopyOutputs(const eval::KernelProcess& process, const suite::BoundTask& bound, OutputType outputs, void* into) {
-  char* p = static_cast<char*>(into);
-  for (size_t i = 0; i < bound.outputs.size(); ++i) {
-    const size_t bytes = static_cast<size_t>(bound.outputs[i].elements) * ElementBytes(outputs);
-    std::memcpy(p, process.output(i), bytes);
-    p += bytes;
-  }
+  const size_t bytes = ElementBytes(outputs);
+  InParts(static_cast<size_t>(ElementsPerSet(bound.outputs)) * bytes, [&](int part, int parts) {
+    char* p = static_cast<char*>(into);
+    for (size_t i = 0; i < bound.outputs.size(); ++i) {
+      const long n = bound.outputs[i].elements;
+      auto [begin, end] = Part(n, part, parts);
+      eval::StreamCopy(p + begin * bytes, process.output(i) + begin * bytes, static_cast<size_t>(end - begin) * bytes);
+      p += static_cast<size_t>(n) * bytes;
+    }
+    eval::StreamFence();
+  });
 }
 
 void FillSlack(eval::KernelProcess& process) {
@@ -190,7 +233,7 @@ bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProc
   if (failure.kind == Kind::kTimedOut || o.timed_out) {
     verdict = Verdict::kTimeout;
     message = "killed after the wall-clock limit of " + std::to_string(static_cast<int>(std::lround(o.wall_seconds))) +
-              " s" + at;
+              " s" + at + (failure.detail.empty() ? "" : " (" + failure.detail + ")");
     return true;
   }
   const int signal_number = r.kind == ReportKind::kFatalSignal ? r.signal : o.term_signal;

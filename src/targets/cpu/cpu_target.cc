@@ -155,17 +155,16 @@ std::vector<CpuTarget::OtherShape> CpuTarget::OtherShapesOf(const targets::EvalR
 }
 
 // Draws the batch's inputs and runs the reference on them, for the evaluated
-// shape (with the inputs of checkable timed calls: those of the first series
-// now, the others when a candidate first runs that many series) and for each
-// other shape (one set at another scale, untimed).
+// shape (with the inputs of every checkable timed call: one reference process
+// for all of them costs less than another when a candidate runs more series)
+// and for each other shape (one set at another scale, untimed).
 void CpuTarget::PrepareShared(const suite::BoundTask& bound, const std::vector<OtherShape>& others, const fs::path& dir,
                               Shared& shared) const {
   std::error_code ec;
   fs::create_directories(dir / "reference", ec);
   const TimingOptions& t = options_.timing;
   const int checked = options_.timing_enabled ? t.checked_per_series * t.max_series : 0;
-  shared.expected.emplace(bound, options_, (dir / "reference").string(), options_.seeds, 1.0, checked,
-                          t.checked_per_series);
+  shared.expected.emplace(bound, options_, (dir / "reference").string(), options_.seeds, 1.0, checked, checked);
   shared.others.resize(others.size());
   for (size_t i = 0; i < others.size(); ++i) {
     if (!others[i].bound) continue;

@@ -23,6 +23,9 @@ struct TimingOptions {
   int max_series = 3;              ///< series at most; the most stable is kept
   bool flush_caches = true;        ///< evict the arguments before every call (all calls alike)
   int checked_per_series = 2;      ///< timed calls per series whose outputs are checked (at random positions)
+  /// Empty calls timed before the kernel is loaded, each prepared like a real
+  /// one; the fastest (the handshake no call can avoid) is subtracted from every latency.
+  int handshake_calls = 8;
   /// CPU time the kernel's process may use outside its call windows over a
   /// whole evaluation (work after a call returned, before its process
   /// stopped): this much, plus `outside_cpu_fraction` of the calls' own time.

@@ -50,6 +50,8 @@ class Expected {
   /// Its float32 evaluation; null when there is none (why: float32_missing()).
   const float* reference32(size_t slot) const { return ref32_[slot].empty() ? nullptr : ref32_[slot].data(); }
   const std::string& float32_missing() const { return float32_missing_; }
+  /// eval::RoundingFloor of output `output` of a computed slot (when reference32 is not null).
+  double floor(size_t slot, size_t output) const { return floors_[slot][output]; }
 
   double inputs_seconds() const { return inputs_seconds_; }
   /// Time spent running the reference, before (`initial`) or during evaluations.
@@ -67,6 +69,7 @@ class Expected {
   std::vector<CheckedInputs> checked_;
   std::vector<std::vector<double>> ref64_;
   std::vector<std::vector<float>> ref32_;
+  std::vector<std::vector<double>> floors_;
   std::string float32_missing_;
   double inputs_seconds_ = 0, initial_reference_seconds_ = 0, later_reference_seconds_ = 0;
 };

@@ -1,0 +1,119 @@
+#include "eval/kernel_process.h"
+
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <fstream>
+
+#include "core/json_io.h"
+#include "eval/sandbox.h"
+#include "testing/temp_dir.h"
+
+namespace accelopt::eval {
+namespace {
+
+// Builds `source` into a shared library with the system compiler.
+std::string BuildLibrary(const testing::TempDir& dir, const std::string& source) {
+  const std::string cpp = dir.path() + "/k.cpp", so = dir.path() + "/k.so";
+  EXPECT_TRUE(WriteFile(cpp, source).ok());
+  SandboxRequest request;
+  request.argv = {"/usr/bin/g++", "-O2", "-std=c++20", "-fPIC", "-shared", "-pthread", cpp, "-o", so};
+  request.limits.wall_seconds = 60;
+  auto run = RunSandboxed(request);
+  EXPECT_TRUE(run.ok() && run->exited_cleanly()) << (run.ok() ? run->err : run.error().message);
+  return so;
+}
+
+std::unique_ptr<KernelProcess> Start(const testing::TempDir& dir) {
+  KernelProcessOptions o;
+  o.sandbox.argv = {ACCELOPT_HARNESS};
+  o.sandbox.workdir = dir.path();
+  o.sandbox.limits.wall_seconds = 20;
+  o.layout = ArgumentLayout::For({4096}, {4096});
+  o.cores = 2;
+  auto process = KernelProcess::Start(o);
+  EXPECT_TRUE(process.ok()) << process.error().message;
+  if (!process.ok()) return nullptr;
+  EXPECT_FALSE((*process)->failed().has_value());
+  return std::move(*process);
+}
+
+void Sleep(double seconds) {
+  timespec ts{0, static_cast<long>(seconds * 1e9)};
+  nanosleep(&ts, nullptr);
+}
+
+// The kernel spins for 2 ms: the monitor's clock sees at least that, and an
+// empty command (the handshake alone) far less.
+TEST(KernelProcess, TimesEachCommandFromOutside) {
+  testing::TempDir dir;
+  const std::string library = BuildLibrary(dir, R"(
+#include <chrono>
+extern "C" void kernel(const float*, float*) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+})");
+  auto process = Start(dir);
+  ASSERT_NE(process, nullptr);
+  auto empty = process->Noop();
+  ASSERT_TRUE(empty.ok() && empty->has_value());
+  auto loaded = process->Load(library, "kernel");
+  ASSERT_TRUE(loaded.ok() && *loaded);
+  auto call = process->Call();
+  ASSERT_TRUE(call.ok() && call->has_value());
+  EXPECT_GE((*call)->seconds, 0.002);
+  EXPECT_LT((*empty)->seconds, (*call)->seconds);
+  EXPECT_TRUE(process->Finish().exited_cleanly());
+}
+
+// A thread the kernel starts spins whenever it can. Between calls the monitor
+// waits 50 ms, five times: the process, stopped, gets none of that time, and
+// nothing it used counts as outside its calls beyond the moments around them.
+TEST(KernelProcess, DoesNotRunBetweenCalls) {
+  testing::TempDir dir;
+  const std::string library = BuildLibrary(dir, R"(
+#include <thread>
+extern "C" void kernel(const float* x, float* out) {
+  static bool started = false;
+  if (!started) {
+    started = true;
+    std::thread([] { for (volatile long i = 0;; ++i) {} }).detach();
+  }
+  out[0] = x[0];
+})");
+  auto process = Start(dir);
+  ASSERT_NE(process, nullptr);
+  auto loaded = process->Load(library, "kernel");
+  ASSERT_TRUE(loaded.ok() && *loaded);
+  for (int i = 0; i < 6; ++i) {
+    auto call = process->Call();
+    ASSERT_TRUE(call.ok() && call->has_value());
+    Sleep(0.05);
+  }
+  SandboxOutcome end = process->Finish();
+  EXPECT_TRUE(end.exited_cleanly());
+  EXPECT_LT(end.cpu_seconds, 0.05) << "the spinning thread ran while the process was stopped";
+  EXPECT_LT(process->outside_cpu_seconds(), 0.01);
+}
+
+// A process that dies during a call is a failure with its outcome, not an error.
+TEST(KernelProcess, ACrashIsAFailureNotAnError) {
+  testing::TempDir dir;
+  const std::string library = BuildLibrary(dir, R"(
+extern "C" void kernel(const float*, float* out) { *(volatile int*)nullptr = 1; out[0] = 0; })");
+  auto process = Start(dir);
+  ASSERT_NE(process, nullptr);
+  auto loaded = process->Load(library, "kernel");
+  ASSERT_TRUE(loaded.ok() && *loaded);
+  auto call = process->Call();
+  ASSERT_TRUE(call.ok());
+  EXPECT_FALSE(call->has_value());
+  ASSERT_TRUE(process->failed().has_value());
+  EXPECT_EQ(process->failed()->kind, ProcessFailure::Kind::kEnded);
+  EXPECT_EQ(process->failed()->report.kind, protocol::ReportKind::kFatalSignal);
+  EXPECT_EQ(process->failed()->outcome.term_signal, SIGSEGV);
+}
+
+}  // namespace
+}  // namespace accelopt::eval
