@@ -284,7 +284,7 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
   protocol::ControlBlock& c = control();
   // Stopped, the process cannot change it: `done` names the last command, or the kernel wrote it.
   if (c.done.load(std::memory_order_acquire) != sequence_) {
-    Fail(ProcessFailure::Kind::kBrokeProtocol,
+    Fail(ProcessFailure::Kind::kTamperedControl,
          "the kernel wrote the control memory it shares with the monitor (a command reported done before it ran)");
     return std::optional<CommandTiming>{};
   }
@@ -323,10 +323,11 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
         stopped = true;  // returned and stopped; the watcher's event is on its way
         continue;
       }
-      Fail(ProcessFailure::Kind::kBrokeProtocol,
-           done == sequence - 1
-               ? "the kernel's process stopped itself during the call"
-               : "the kernel wrote the control memory it shares with the monitor (the call's number was changed)");
+      if (done == sequence - 1)
+        Fail(ProcessFailure::Kind::kStoppedItself, "the kernel's process stopped itself during the call");
+      else
+        Fail(ProcessFailure::Kind::kTamperedControl,
+             "the kernel wrote the control memory it shares with the monitor (the call's number was changed)");
       return std::optional<CommandTiming>{};
     }
   }

@@ -54,10 +54,11 @@ struct ProcessFailure {
   enum class Kind {
     kEnded,          ///< it exited or was killed by a signal (outcome says how)
     kTimedOut,       ///< the wall-clock limit ran out; it was killed (detail: when, if not during a command)
-    kBrokeProtocol,  ///< it did not stop after reporting the command done, or it stopped on its own
+    kStoppedItself,    ///< it stopped during a command without finishing it
+    kTamperedControl,  ///< the control memory changed where only the monitor and the harness write
   };
   Kind kind = Kind::kEnded;
-  std::string detail;       ///< for kBrokeProtocol: what it did
+  std::string detail;       ///< what it did, in words (for the last three kinds)
   protocol::Report report;  ///< what the harness said about it (untrusted; explains only)
   SandboxOutcome outcome;   ///< filled once the process is reaped
 };

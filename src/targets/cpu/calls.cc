@@ -207,11 +207,9 @@ bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProc
   const eval::SandboxOutcome& o = failure.outcome;
   const eval::protocol::Report& r = failure.report;
   const std::string at = " during " + during;
-  if (failure.kind == Kind::kBrokeProtocol) {
-    // Stopping itself is odd; escaping the stop after returning is tampering.
-    bool escaped = failure.detail.find("kept running") != std::string::npos ||
-                   failure.detail.find("control memory") != std::string::npos;
-    verdict = escaped ? Verdict::kForbidden : Verdict::kRuntimeError;
+  // Stopping itself is odd; writing the monitor's control memory is tampering.
+  if (failure.kind == Kind::kStoppedItself || failure.kind == Kind::kTamperedControl) {
+    verdict = failure.kind == Kind::kTamperedControl ? Verdict::kForbidden : Verdict::kRuntimeError;
     message = failure.detail + at;
     return true;
   }
