@@ -121,8 +121,8 @@ struct SpinFigures {
   std::vector<double> handshake_s, median_s;
 };
 
-// The handshake's cost (the fastest empty call, subtracted from every
-// latency) and the median latency of a kernel known to take `micros`.
+// The handshake's cost (the fastest empty call, included in every latency)
+// and the median latency of a kernel known to take `micros`.
 Result<SpinFigures> MeasureSpin(int micros, int repeats, const cpu::CpuTargetOptions& base) {
   auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale");
   if (!task) return task.error();
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
         "cached = build from the cache, batch = per candidate when {} new candidates are evaluated\n"
         "together (inputs and reference shared). median spread = (max - min) / median of the {}\n"
         "median latencies. spin: a kernel that spins for a known time, evaluated {} times;\n"
-        "handshake = the fastest empty call (subtracted from every latency), medians over the\n"
+        "handshake = the fastest empty call (every latency includes it), medians over the\n"
         "evaluations; error = median latency against the time it spins.\n",
         repeats, repeats, repeats, repeats);
   return 0;

@@ -14,6 +14,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <thread>
 
 #include "core/clock.h"
@@ -24,6 +27,23 @@ namespace {
 // While a call runs, the monitor also looks this often at whether the process
 // stopped without returning (a kernel that stops itself).
 constexpr int kCallSliceMs = 100;
+// CPU time a thread may use in a window beyond its command's duration: waking
+// from the stop and stopping again, done by the system on its behalf.
+constexpr double kThreadSlackSeconds = 50e-6;
+
+// Each thread's CPU time (nanoseconds in /proc/PID/task/TID/schedstat, exact
+// for threads that are not running). False when the system does not keep them.
+bool ReadThreadCpu(pid_t pid, std::map<pid_t, double>& threads) {
+  std::error_code ec;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream in(entry.path() / "schedstat");
+    unsigned long long nanoseconds = 0;
+    if (!(in >> nanoseconds)) return false;
+    threads[static_cast<pid_t>(std::stol(entry.path().filename().string()))] = nanoseconds * 1e-9;
+  }
+  return !ec && !threads.empty();
+}
 
 long Futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout = nullptr) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
@@ -350,16 +370,37 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
 // A window runs from one release to the next: the process ran only during
 // its command (and the moments before it stopped), and by the next release,
 // after the monitor prepared the next call, every thread has long left its
-// core, so the reading is exact. (Read right after the stop is reported, it
-// can lack the last thread's final slice: the parent hears of a stop before
-// that thread is switched out.) CPU time beyond what `cores` threads could
-// use during the command's own duration was used outside it.
+// core, so the readings are exact. (Read right after the stop is reported,
+// they can lack the last thread's final slice: the parent hears of a stop
+// before that thread is switched out.) No thread can have worked longer than
+// the command lasted: CPU time of a thread beyond the command's duration (and
+// a little slack for waking and stopping) was used outside it. Threads that
+// ended within the window are bounded together by what `cores` threads could
+// use. Without per-thread times (no schedstat), the whole process is bounded so.
 Status KernelProcess::SettleCpu() {
-  auto cpu = ProcessCpuSeconds();
-  if (!cpu) return cpu.error();
-  if (cpu_at_release_ >= 0)
-    outside_cpu_seconds_ += std::max(0.0, *cpu - cpu_at_release_ - options_.cores * last_seconds_);
-  cpu_at_release_ = *cpu;
+  auto total = ProcessCpuSeconds();
+  if (!total) return total.error();
+  std::map<pid_t, double> threads;
+  const bool per_thread = ReadThreadCpu(process_->pid(), threads);
+  if (cpu_at_release_ >= 0) {
+    const double window = *total - cpu_at_release_, slack = kThreadSlackSeconds + 0.01 * last_seconds_;
+    double outside = 0;
+    if (per_thread) {
+      double live = 0;
+      for (const auto& [tid, seconds] : threads) {
+        auto before = thread_cpu_.find(tid);
+        const double used = seconds - (before == thread_cpu_.end() ? 0.0 : before->second);
+        live += used;
+        outside += std::max(0.0, used - last_seconds_ - slack);
+      }
+      outside += std::max(0.0, window - live - options_.cores * last_seconds_);  // threads that ended
+    } else {
+      outside = std::max(0.0, window - options_.cores * last_seconds_);
+    }
+    outside_cpu_seconds_ += outside;
+  }
+  cpu_at_release_ = *total;
+  thread_cpu_ = std::move(threads);
   last_seconds_ = 0;
   return Ok{};
 }

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,8 +53,8 @@ struct CommandTiming {
 /// How a process that did not finish its command ended.
 struct ProcessFailure {
   enum class Kind {
-    kEnded,          ///< it exited or was killed by a signal (outcome says how)
-    kTimedOut,       ///< the wall-clock limit ran out; it was killed (detail: when, if not during a command)
+    kEnded,            ///< it exited or was killed by a signal (outcome says how)
+    kTimedOut,         ///< the wall-clock limit ran out; it was killed (detail: when, if not during a command)
     kStoppedItself,    ///< it stopped during a command without finishing it
     kTamperedControl,  ///< the control memory changed where only the monitor and the harness write
   };
@@ -96,9 +97,10 @@ class KernelProcess {
 
   /// Set once a command did not finish; the process is then ended and reaped.
   const std::optional<ProcessFailure>& failed() const { return failure_; }
-  /// CPU time all threads of the process used outside its commands (after a
-  /// command returned, before the process stopped), summed over the commands
-  /// run so far but the last; Finish() adds the last.
+  /// CPU time the process's threads used outside its commands (a thread that
+  /// worked longer than its command lasted, as after a return reported early,
+  /// or before the stop), summed over the commands run so far but the last;
+  /// Finish() adds the last.
   double outside_cpu_seconds() const { return outside_cpu_seconds_; }
   /// Whether the return of a command is watched by a spinning thread at idle
   /// priority (precise) or by waking on it (coarser, when idle priority is refused).
@@ -125,6 +127,7 @@ class KernelProcess {
   double cpu_at_release_ = -1;  // the process's CPU time at the last release (-1: none yet)
   double last_seconds_ = 0;     // the duration of the command released then
   double outside_cpu_seconds_ = 0;
+  std::map<pid_t, double> thread_cpu_;  // each thread's CPU time at the last release
   protocol::Layout mapped_at_;
   std::optional<ProcessFailure> failure_;
   std::optional<SandboxOutcome> finished_;

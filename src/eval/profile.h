@@ -60,7 +60,7 @@ struct Profile {
   double kernel_seconds = 0;                    ///< time inside kernel calls (correctness, warm-up, timed)
   std::map<std::string, double> phase_seconds;  ///< where the rest went (reference, child, flush, compare)
   /// The monitor's handshake with the kernel's process: the fastest of the
-  /// empty calls timed before the kernel was loaded, subtracted from every latency.
+  /// empty calls timed before the kernel was loaded. Every latency includes it.
   double handshake_seconds = 0;
   /// CPU time the kernel's threads used outside its call windows (after a
   /// call returned, before its process stopped), over the whole evaluation.

@@ -1,7 +1,8 @@
 // Finds the control memory it shares with the monitor (named in
 // /proc/self/maps, read with raw calls while the library loads) and reports
-// each call done the moment it starts, then works for 2 ms: a monitor that
-// trusted the flag would time nothing of that work.
+// each call done halfway through its 2 ms of work: a monitor that trusted the
+// flag would time half of it, and a monitor that bounded the process's CPU
+// time only by what both cores could use meanwhile would not see the rest.
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -38,10 +39,14 @@ static void ForgeDone() {
       return;
     }
 }
-extern "C" void kernel(const float* x, float* out) {
-  ForgeDone();
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+static void Spin(int micros) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
   while (std::chrono::steady_clock::now() < until) {
   }
+}
+extern "C" void kernel(const float* x, float* out) {
+  Spin(1000);
+  ForgeDone();
+  Spin(1000);
   for (long i = 0; i < M * N; ++i) out[i] = 2.0f * x[i];
 }

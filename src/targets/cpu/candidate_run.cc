@@ -17,9 +17,6 @@ namespace {
 
 using eval::Verdict;
 
-// Empty calls per series, among the timed ones, to measure the handshake.
-constexpr int kEmptyPerSeries = 2;
-
 // Outputs the monitor keeps to compare: copied the moment their call returned.
 struct Kept {
   size_t slot;  // in Expected
@@ -78,13 +75,9 @@ class Run {
       std::vector<long> positions;
       if (first_checked + t.checked_per_series <= expected_.checked_count())
         positions = DrawPositions(calls, t.checked_per_series);
-      // Empty calls among the timed ones keep the handshake's measure current.
-      const std::vector<long> empty = DrawPositions(calls, kEmptyPerSeries);
       std::vector<double> samples;
       for (long c = 0; c < calls && !over(); ++c) {
         const std::string label = "timed call " + std::to_string(c + 1) + " of series " + std::to_string(s + 1);
-        if (std::find(empty.begin(), empty.end(), c) != empty.end())
-          if (auto r = TimeEmptyCall(label); !r || over()) return r;
         auto at = std::find(positions.begin(), positions.end(), c);
         if (at == positions.end()) {
           if (auto r = OneCall(Fresh(), label, nullptr); !r) return r;
@@ -99,9 +92,8 @@ class Run {
       }
       if (over()) break;
       series_.push_back(samples);
-      if (eval::Summarize(WithoutHandshake(samples)).spread <= t.spread_tolerance) break;
+      if (eval::Summarize(samples).spread <= t.spread_tolerance) break;
     }
-    for (auto& series : series_) series = WithoutHandshake(series);
     if (counters_) counters_->Disable();
     timed_calls_ = 0;
     for (const auto& s : series_) timed_calls_ += static_cast<long>(s.size());
@@ -167,29 +159,20 @@ class Run {
   }
 
   // The handshake (releasing the process, seeing the return) is part of every
-  // call's time; its cost is the fastest empty call, prepared like a real one.
-  // Empty calls run before any kernel code is in the process, then a few
-  // among the timed calls, so that the measure follows the machine's state;
-  // kernel code can only make them slower, never lower the fastest.
+  // call's time. Its cost is measured with empty calls, prepared like real
+  // ones, before any kernel code is in the process: the fastest is reported.
+  // It is not subtracted: its jitter would make the fastest kernels look
+  // faster than they are, and a latency stays an upper bound of the call.
   Status Handshake(int calls) {
-    for (int i = 0; i < calls && !over(); ++i)
-      if (auto s = TimeEmptyCall("start"); !s) return s;
+    for (int i = 0; i < calls; ++i) {
+      PrepareCall(*process_, bound_, OutputType::kFloat, Fresh(), options_.timing.flush_caches);
+      auto timing = process_->Noop();
+      if (!timing) return timing.error();
+      if (!*timing) return Failed("start");
+      const double seconds = (*timing)->seconds;
+      if (i == 0 || seconds < profile_.handshake_seconds) profile_.handshake_seconds = seconds;
+    }
     return Ok{};
-  }
-
-  Status TimeEmptyCall(const std::string& label) {
-    PrepareCall(*process_, bound_, OutputType::kFloat, Fresh(), options_.timing.flush_caches);
-    auto timing = process_->Noop();
-    if (!timing) return timing.error();
-    if (!*timing) return Failed(label);
-    const double seconds = (*timing)->seconds;
-    if (empty_calls_++ == 0 || seconds < profile_.handshake_seconds) profile_.handshake_seconds = seconds;
-    return Ok{};
-  }
-
-  std::vector<double> WithoutHandshake(std::vector<double> samples) const {
-    for (double& t : samples) t = std::max(0.0, t - profile_.handshake_seconds);
-    return samples;
   }
 
   CallInputs Fresh() {
@@ -294,7 +277,6 @@ class Run {
   std::vector<std::vector<double>> series_;
   double outside_cpu_ = 0;
   int checked_calls_ = 0;
-  int empty_calls_ = 0;
   long timed_calls_ = 0;
 };
 
