@@ -16,10 +16,15 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
         "checked timed calls\n",
         p.errors->rel_l2, p.tolerance, p.errors->max_abs, p.errors->nan_count, p.errors->inf_count, p.seeds,
         p.checked_calls);
+  if (p.errors && p.errors->bounded)
+    fmt::print("elements     worst at {:.3g}x its float32 rounding bound, {} beyond it\n", p.errors->worst_ratio,
+               p.errors->over_bound);
   if (p.latency)
-    fmt::print("latency      median {}  min {}  max {}  spread {:.2f}%  ({} calls, {} series)\n",
+    fmt::print("latency      median {}  min {}  max {}  spread {:.2f}%  ({} calls, {} series; handshake {} included)\n",
                FormatSeconds(p.latency->median_s), FormatSeconds(p.latency->min_s), FormatSeconds(p.latency->max_s),
-               100 * p.latency->spread, p.latency->calls, p.latency->series);
+               100 * p.latency->spread, p.latency->calls, p.latency->series, FormatSeconds(p.handshake_seconds));
+  if (p.latency || p.outside_cpu_seconds > 0)
+    fmt::print("outside      {} of CPU time used outside its calls\n", FormatSeconds(p.outside_cpu_seconds));
   if (p.status == eval::Verdict::kOk && p.roofline_seconds > 0)
     fmt::print("score        {:.2f}% of peak ({}-bound, T = {}), {:.2f} GB/s, {:.2f} GFLOP/s\n", p.percent_of_peak,
                p.bound, FormatSeconds(p.roofline_seconds), p.achieved_gbs, p.achieved_gflops);

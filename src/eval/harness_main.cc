@@ -297,6 +297,6 @@ int main(int argc, char**) {
         _exit(7);
     }
     g_control->done.store(served, std::memory_order_release);
-    syscall(SYS_futex, &g_control->done, FUTEX_WAKE, 1, nullptr, nullptr, 0);  // a monitor that sleeps on it
+    syscall(SYS_futex, &g_control->done, FUTEX_WAKE, 2, nullptr, nullptr, 0);  // the monitor's watch, asleep
   }
 }

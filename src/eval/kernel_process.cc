@@ -30,6 +30,8 @@ constexpr int kCallSliceMs = 100;
 // CPU time a thread may use in a window beyond its command's duration: waking
 // from the stop and stopping again, done by the system on its behalf.
 constexpr double kThreadSlackSeconds = 50e-6;
+// How long the watch for the return spins after a release before it sleeps.
+constexpr double kSpinAfterReleaseSeconds = 100e-6;
 
 // Each thread's CPU time (nanoseconds in /proc/PID/task/TID/schedstat, exact
 // for threads that are not running). False when the system does not keep them.
@@ -76,32 +78,46 @@ ArgumentLayout ArgumentLayout::For(const std::vector<size_t>& input_bytes, const
 }
 
 // Watches `done` for the sequence number it is armed with and notes when it
-// saw it. It spins at idle priority (SCHED_IDLE): it never takes a core from
-// the kernel's threads, which therefore cannot run past their return unseen
-// for long, and it sees the return on the first core the kernel leaves. When
-// idle priority is refused it sleeps on the word instead, and the harness's
-// wake-up reaches it (coarser: a wake-up's latency is added to the time).
+// was first seen, by whichever of two threads sees it first:
+//  - a spinner at idle priority (SCHED_IDLE), from the moment it is armed
+//    (while the monitor prepares the call) until shortly after the release: a
+//    short call's return is seen within a microsecond or so, on a core it keeps
+//    awake, and it never takes a core from the kernel's threads. It stops
+//    spinning then: through a long call, even at idle priority, spinning slowed
+//    threaded kernels by 10-20% on a shared virtual machine;
+//  - a sleeper at normal priority, woken by the harness's wake-up on `done`,
+//    which preempts whatever the kernel left spinning (an OpenMP pool) where
+//    an idle-priority thread would wait for the process to stop.
 class KernelProcess::DoneWatcher {
  public:
   explicit DoneWatcher(std::atomic<uint32_t>* done) : done_(done), event_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-    thread_ = std::thread([this] { Loop(); });
+    spinner_ = std::thread([this] { Loop(/*spin=*/true); });
+    sleeper_ = std::thread([this] { Loop(/*spin=*/false); });
   }
   ~DoneWatcher() {
     quit_ = true;
     armed_.fetch_add(1);
-    Futex(&armed_, FUTEX_WAKE, 1);
-    thread_.join();
+    Futex(&armed_, FUTEX_WAKE, 2);
+    Futex(done_, FUTEX_WAKE, 2);
+    spinner_.join();
+    sleeper_.join();
     if (event_ >= 0) close(event_);
   }
   bool ok() const { return event_ >= 0; }
-  /// Starts watching for `sequence`.
+  /// Starts watching for `sequence`, spinning until told of its release.
   void Arm(uint32_t sequence) {
+    spin_until_.store(0);
     target_.store(sequence);
     armed_.fetch_add(1);
-    Futex(&armed_, FUTEX_WAKE, 1);
+    Futex(&armed_, FUTEX_WAKE, 2);
   }
+  /// The command was released (steady-clock seconds): spin on for a while only.
+  void Released(double at) { spin_until_.store(at + kSpinAfterReleaseSeconds); }
   /// Stops watching (the process is gone).
-  void Cancel() { target_.store(0); }
+  void Cancel() {
+    target_.store(0);
+    Futex(done_, FUTEX_WAKE, 2);
+  }
   int event_fd() const { return event_; }
   /// Clears the event; the steady-clock seconds at which the armed sequence was seen.
   double TakeSeenAt() {
@@ -110,20 +126,24 @@ class KernelProcess::DoneWatcher {
     (void)ignored;
     return seen_at_.load();
   }
-  bool spinning() const { return spinning_.load(); }
 
  private:
-  void Loop() {
+  void Loop(bool spin) {
     sched_param param{};
-    spinning_ = sched_setscheduler(0, SCHED_IDLE, &param) == 0;  // this thread only
+    // Idle priority applies to this thread only; refused, the spinner only sleeps too.
+    const bool spinning = spin && sched_setscheduler(0, SCHED_IDLE, &param) == 0;
     for (uint32_t handled = 0;;) {
       uint32_t armed;
       while ((armed = armed_.load()) == handled) Futex(&armed_, FUTEX_WAIT, handled);
       handled = armed;
       if (quit_) return;
       const uint32_t target = target_.load();
-      if (target != 0 && Watch(target)) {
-        seen_at_ = NowSeconds();
+      if (target == 0 || !Watch(target, spinning)) continue;
+      const double seen = NowSeconds();
+      // The first to see it reports it, once.
+      uint32_t expected = reported_.load();
+      if (expected != target && reported_.compare_exchange_strong(expected, target)) {
+        seen_at_ = seen;
         uint64_t one = 1;
         ssize_t ignored = write(event_, &one, sizeof one);
         (void)ignored;
@@ -131,25 +151,29 @@ class KernelProcess::DoneWatcher {
     }
   }
   // True once done == target; false when cancelled.
-  bool Watch(uint32_t target) {
+  bool Watch(uint32_t target, bool spinning) {
     const timespec slice{0, 10'000'000};
-    for (;;) {
+    for (unsigned spins = 0;; ++spins) {
       uint32_t seen = done_->load(std::memory_order_acquire);
       if (seen == target) return true;
-      if (target_.load(std::memory_order_relaxed) != target || quit_) return false;
-      if (spinning_)
-        __builtin_ia32_pause();
-      else
+      if (target_.load(std::memory_order_relaxed) != target || quit_ || reported_.load() == target) return false;
+      if (!spinning) {
         Futex(done_, FUTEX_WAIT, seen, &slice);
+        continue;
+      }
+      const double until = spin_until_.load(std::memory_order_relaxed);
+      if (until != 0 && (spins & 63) == 0 && NowSeconds() >= until) return false;  // the sleeper takes over
+      __builtin_ia32_pause();
     }
   }
 
   std::atomic<uint32_t>* done_;
   int event_;
-  std::atomic<uint32_t> armed_{0}, target_{0};
-  std::atomic<bool> quit_{false}, spinning_{false};
+  std::atomic<uint32_t> armed_{0}, target_{0}, reported_{0};
+  std::atomic<bool> quit_{false};
   std::atomic<double> seen_at_{0};
-  std::thread thread_;
+  std::atomic<double> spin_until_{0};  // 0: not released yet
+  std::thread spinner_, sleeper_;
 };
 
 KernelProcess::KernelProcess(KernelProcessOptions options) : options_(std::move(options)) {}
@@ -169,8 +193,6 @@ char* KernelProcess::input(size_t i) const {
 char* KernelProcess::output(size_t i) const {
   return static_cast<char*>(outputs_.data()) + options_.layout.outputs[i].offset;
 }
-
-bool KernelProcess::spin_watch() const { return watcher_ && watcher_->spinning(); }
 
 Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(KernelProcessOptions options) {
   if (options.layout.inputs.size() + options.layout.outputs.size() > static_cast<size_t>(protocol::kMaxArguments))
@@ -316,6 +338,7 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
   Futex(&c.request, FUTEX_WAKE, 1);
   Arm(sequence);
   const double released = NowSeconds();
+  watcher_->Released(released);
   if (kill(pid, SIGCONT) != 0)
     return Error{std::string("cannot release the kernel's process: ") + std::strerror(errno)};
 

@@ -102,9 +102,6 @@ class KernelProcess {
   /// or before the stop), summed over the commands run so far but the last;
   /// Finish() adds the last.
   double outside_cpu_seconds() const { return outside_cpu_seconds_; }
-  /// Whether the return of a command is watched by a spinning thread at idle
-  /// priority (precise) or by waking on it (coarser, when idle priority is refused).
-  bool spin_watch() const;
 
  private:
   explicit KernelProcess(KernelProcessOptions options);
