@@ -209,22 +209,15 @@ TEST_F(BadKernel, EverySeriesIsChecked) {
 }
 
 // A kernel that marks its call done in the control memory halfway through its
-// 2 ms of work gains nothing worth having: either the monitor sees its thread
-// working longer than the call lasted (it was seen "done" at 1 ms), or, when
-// the machine is so busy that the monitor's watch looks only later, the call
-// is timed nearly whole; what a thread may use beyond its call unnoticed is
-// the stated slack (50 us plus 1% a call) and allowance.
+// 2 ms of work gains nothing: the monitor times a call until it sees the
+// process stopped, which only the harness does after the kernel returned, so
+// the forged mark only makes it look for the stop sooner.
 TEST_F(BadKernel, ForgingTheReturnGainsNothing) {
   auto profile = Evaluate("forges_done.cpp");
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  if (profile->status == Verdict::kOk) {
-    ASSERT_TRUE(profile->latency.has_value());
-    EXPECT_GE(profile->latency->median_s, 0.0019) << "a forged return shortened the timed calls";
-    EXPECT_GE(profile->latency->min_s, 0.0017) << "a forged return shortened a timed call";
-  } else {
-    EXPECT_EQ(profile->status, Verdict::kWrongAnswer) << profile->message;
-    EXPECT_NE(profile->message.find("kept computing after returning"), std::string::npos) << profile->message;
-  }
+  ASSERT_EQ(profile->status, Verdict::kOk) << profile->message;
+  ASSERT_TRUE(profile->latency.has_value());
+  EXPECT_GE(profile->latency->min_s, 0.002) << "a forged return shortened a timed call";
 }
 
 // A thread that marks the next call done the moment the harness marks this

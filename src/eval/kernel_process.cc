@@ -77,8 +77,14 @@ ArgumentLayout ArgumentLayout::For(const std::vector<size_t>& input_bytes, const
   return layout;
 }
 
-// Watches `done` for the sequence number it is armed with and notes when it
-// was first seen, by whichever of two threads sees it first:
+// Watches for the end of the command it is armed with and notes when it was
+// first seen, by whichever of two threads sees it first. The end is the
+// process seen stopped (or gone) after `done` reached the command's number:
+// the harness stops its whole process right after publishing `done`, and
+// nothing of the kernel runs once it is stopped, while `done` itself is memory
+// the kernel could write early. So a "done" forged mid-call only makes the
+// watch look for the stop sooner; the call is timed until it really ends.
+// The two threads:
 //  - a spinner at idle priority (SCHED_IDLE), from the moment it is armed
 //    (while the monitor prepares the call) until shortly after the release: a
 //    short call's return is seen within a microsecond or so, on a core it keeps
@@ -90,7 +96,8 @@ ArgumentLayout ArgumentLayout::For(const std::vector<size_t>& input_bytes, const
 //    an idle-priority thread would wait for the process to stop.
 class KernelProcess::DoneWatcher {
  public:
-  explicit DoneWatcher(std::atomic<uint32_t>* done) : done_(done), event_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  DoneWatcher(std::atomic<uint32_t>* done, pid_t pid)
+      : done_(done), pid_(pid), event_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     spinner_ = std::thread([this] { Loop(/*spin=*/true); });
     sleeper_ = std::thread([this] { Loop(/*spin=*/false); });
   }
@@ -150,12 +157,12 @@ class KernelProcess::DoneWatcher {
       }
     }
   }
-  // True once done == target; false when cancelled.
+  // True once done == target and the process is seen stopped (or gone); false when cancelled.
   bool Watch(uint32_t target, bool spinning) {
     const timespec slice{0, 10'000'000};
     for (unsigned spins = 0;; ++spins) {
       uint32_t seen = done_->load(std::memory_order_acquire);
-      if (seen == target) return true;
+      if (seen == target) return AwaitStop(target);
       if (target_.load(std::memory_order_relaxed) != target || quit_ || reported_.load() == target) return false;
       if (!spinning) {
         Futex(done_, FUTEX_WAIT, seen, &slice);
@@ -167,7 +174,19 @@ class KernelProcess::DoneWatcher {
     }
   }
 
+  // Looks (without consuming it: the monitor's main thread does) for the
+  // stop that follows `done`, a few microseconds later.
+  bool AwaitStop(uint32_t target) {
+    for (;;) {
+      siginfo_t info{};
+      if (waitid(P_PID, pid_, &info, WSTOPPED | WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid_) return true;
+      if (target_.load(std::memory_order_relaxed) != target || quit_ || reported_.load() == target) return false;
+      __builtin_ia32_pause();
+    }
+  }
+
   std::atomic<uint32_t>* done_;
+  const pid_t pid_;
   int event_;
   std::atomic<uint32_t> armed_{0}, target_{0}, reported_{0};
   std::atomic<bool> quit_{false};
@@ -236,7 +255,7 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(KernelProcessOptions
   k->process_ = std::move(*process);
   if (clock_getcpuclockid(k->process_->pid(), &k->cpu_clock_) != 0)
     return Error{std::string("cannot read the CPU time of the kernel's process: ") + std::strerror(errno)};
-  k->watcher_ = std::make_unique<DoneWatcher>(&block->done);
+  k->watcher_ = std::make_unique<DoneWatcher>(&block->done, k->process_->pid());
   if (!k->watcher_->ok()) return Error{std::string("eventfd: ") + std::strerror(errno)};
 
   // Ready: the harness stops itself once its arguments are mapped and its filter installed.
@@ -275,15 +294,16 @@ Result<double> KernelProcess::ProcessCpuSeconds() const {
 // ended, or the wall limit ran out first (then it is killed: failure_ says
 // how, with `late` as the detail); with `poll_once`, also when it is simply
 // not stopped yet (failure_ not set).
-Result<bool> KernelProcess::WaitForStop(const std::string& late, bool poll_once) {
+Result<bool> KernelProcess::WaitForStop(const std::string& late, bool poll_once, bool consume) {
   const pid_t pid = process_->pid();
   for (double pause = 2e-6;; pause = std::min(pause * 2, 1e-3)) {
-    // Looked at without consuming it; a stop is then consumed, an end left for the reaper.
+    // Looked at without consuming it; a stop is then consumed (unless only
+    // looked at), an end left for the reaper.
     siginfo_t info{};
     if (waitid(P_PID, pid, &info, WSTOPPED | WEXITED | WNOHANG | WNOWAIT) != 0)
       return Error{std::string("waitid on the kernel's process: ") + std::strerror(errno)};
     if (info.si_pid == pid && info.si_code == CLD_STOPPED) {
-      if (waitid(P_PID, pid, &info, WSTOPPED | WNOHANG) != 0)
+      if (consume && waitid(P_PID, pid, &info, WSTOPPED | WNOHANG) != 0)
         return Error{std::string("waitid on the kernel's process: ") + std::strerror(errno)};
       return true;
     }
@@ -342,7 +362,6 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
   if (kill(pid, SIGCONT) != 0)
     return Error{std::string("cannot release the kernel's process: ") + std::strerror(errno)};
 
-  bool stopped = false;  // seen stopped while waiting, after it returned
   for (;;) {
     std::vector<pollfd> fds = {{watcher_->event_fd(), POLLIN, 0}};
     if (process_->pidfd() >= 0) fds.push_back({process_->pidfd(), POLLIN, 0});
@@ -357,15 +376,13 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
       return Error{std::string("poll on the kernel's process: ") + std::strerror(errno)};
     if (fds[0].revents & POLLIN) break;
     process_->DrainOutput();
-    auto state = WaitForStop("", /*poll_once=*/true);
+    // Looked at only: the watcher must still see the stop for itself.
+    auto state = WaitForStop("", /*poll_once=*/true, /*consume=*/false);
     if (!state) return state.error();
     if (failure_) return std::optional<CommandTiming>{};
     if (*state) {
       const uint32_t done = c.done.load(std::memory_order_acquire);
-      if (done == sequence) {
-        stopped = true;  // returned and stopped; the watcher's event is on its way
-        continue;
-      }
+      if (done == sequence) continue;  // returned and stopped; the watcher's event is on its way
       if (done == sequence - 1)
         Fail(ProcessFailure::Kind::kStoppedItself, "the kernel's process stopped itself during the call");
       else
@@ -374,15 +391,11 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
       return std::optional<CommandTiming>{};
     }
   }
+  // Returned and stopped (or gone): the watcher saw both. The stop is consumed here.
   const double returned = watcher_->TakeSeenAt();
-  // The harness stops right after publishing "done". A process that takes
-  // longer (its harness thread was preempted, or its threads went on
-  // computing) runs on the clock of the CPU accounting, up to the wall limit.
-  if (!stopped) {
-    auto state = WaitForStop("its process did not stop after the call returned");
-    if (!state) return state.error();
-    if (!*state) return std::optional<CommandTiming>{};
-  }
+  auto state = WaitForStop("its process did not stop after the call returned");
+  if (!state) return state.error();
+  if (!*state) return std::optional<CommandTiming>{};
   CommandTiming timing;
   timing.seconds = std::max(0.0, returned - released);
   last_seconds_ = timing.seconds;

@@ -47,7 +47,7 @@ struct KernelProcessOptions {
 
 /// What one command cost, as the monitor measured it.
 struct CommandTiming {
-  double seconds = 0;  ///< from the release of the stopped process to the return being seen
+  double seconds = 0;  ///< from the release of the stopped process to the sight of it stopped again after returning
 };
 
 /// How a process that did not finish its command ended.
@@ -106,7 +106,7 @@ class KernelProcess {
  private:
   explicit KernelProcess(KernelProcessOptions options);
   Result<std::optional<CommandTiming>> Run(protocol::Command command);
-  Result<bool> WaitForStop(const std::string& late, bool poll_once = false);
+  Result<bool> WaitForStop(const std::string& late, bool poll_once = false, bool consume = true);
   void Arm(uint32_t sequence);
   Result<double> ProcessCpuSeconds() const;
   Status SettleCpu();

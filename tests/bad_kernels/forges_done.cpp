@@ -1,8 +1,7 @@
 // Finds the control memory it shares with the monitor (named in
 // /proc/self/maps, read with raw calls while the library loads) and reports
-// each call done halfway through its 2 ms of work: a monitor that trusted the
-// flag would time half of it, and a monitor that bounded the process's CPU
-// time only by what both cores could use meanwhile would not see the rest.
+// each call done halfway through its 2 ms of work: a monitor that stopped its
+// clock at the flag would time half of it.
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>

@@ -158,7 +158,7 @@ class Run {
     return SetVerdict(verdict, std::move(message));
   }
 
-  // The handshake (releasing the process, seeing the return) is part of every
+  // The handshake (releasing the process, seeing it stop again) is part of every
   // call's time. Its cost is measured with empty calls, prepared like real
   // ones, before any kernel code is in the process: the fastest is reported.
   // It is not subtracted: its jitter would make the fastest kernels look
