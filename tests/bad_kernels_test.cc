@@ -113,7 +113,6 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"raw_kill_engine.cpp", Verdict::kForbidden, "kill: signal another process"},
                       Case{"lazy_when_timed.cpp", Verdict::kWrongAnswer, "timed call"},
                       Case{"replays_output_when_timed.cpp", Verdict::kWrongAnswer, "with fresh inputs"},
-                      Case{"writes_after_return.cpp", Verdict::kWrongAnswer, "(seed 0)"},
                       Case{"half_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
                       Case{"bfloat16_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
                       Case{"modifies_input_when_timed.cpp", Verdict::kRuntimeError,
@@ -134,7 +133,6 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"honest_openmp.cpp", Verdict::kOk, "correct"},
                       // The classes of attack on the measurement itself (docs/trust.md):
                       // 1. work outside the timed window,
-                      Case{"finishes_in_background.cpp", Verdict::kWrongAnswer, "(seed 0)"},
                       Case{"timer_signal.cpp", Verdict::kForbidden, "the kernel calls setitimer()"},
                       Case{"legacy_signal.cpp", Verdict::kForbidden, "the kernel calls bsd_signal()"},
                       Case{"raw_timer.cpp", Verdict::kForbidden, "timer_create: create a timer"},
@@ -205,6 +203,23 @@ TEST_F(BadKernel, EverySeriesIsChecked) {
   ASSERT_TRUE(cheat.ok());
   EXPECT_EQ(cheat->status, Verdict::kWrongAnswer) << cheat->message;
   EXPECT_NE(cheat->message.find("of series 2, with fresh inputs"), std::string::npos) << cheat->message;
+}
+
+// Work left to a thread after the return either misses the outputs, which the
+// monitor takes once the process stopped, or (when the stop comes late on a
+// busy machine) is done before the stop and so inside the timed call.
+TEST_F(BadKernel, WorkAfterTheReturnIsMissedOrTimed) {
+  for (const char* file : {"finishes_in_background.cpp", "writes_after_return.cpp"}) {
+    auto profile = Evaluate(file);
+    ASSERT_TRUE(profile.ok()) << profile.error().message;
+    if (profile->status == Verdict::kOk) {
+      ASSERT_TRUE(profile->latency.has_value());
+      EXPECT_GE(profile->latency->min_s, 0.002) << file << ": work after the return went untimed";
+      continue;
+    }
+    EXPECT_EQ(profile->status, Verdict::kWrongAnswer) << file << ": " << profile->message;
+    EXPECT_NE(profile->message.find("(seed "), std::string::npos) << file << ": " << profile->message;
+  }
 }
 
 // A kernel that marks its call done in the control memory halfway through its
