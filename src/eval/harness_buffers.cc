@@ -1,13 +1,13 @@
 #include "eval/harness_buffers.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
+
+#include "eval/protocol.h"
 
 namespace accelopt::eval {
 
 void* MapGuarded(int fd, uint64_t offset, uint64_t bytes, bool writable) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t pages = bytes == 0 ? page : (bytes + page - 1) / page * page;
+  const size_t pages = protocol::WholePages(bytes);
   // Reserved, never backed: the guards cost nothing. Ordinary 4 KiB pages, as
   // kernels get them from malloc in a framework.
   const size_t total = kGuardBytes + pages + kGuardBytes;

@@ -57,22 +57,17 @@ void SleepSeconds(double seconds) {
   }
 }
 
-size_t RoundUpToPage(size_t bytes) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return std::max<size_t>(page, (bytes + page - 1) / page * page);
-}
-
 }  // namespace
 
 ArgumentLayout ArgumentLayout::For(const std::vector<size_t>& input_bytes, const std::vector<size_t>& output_bytes) {
   ArgumentLayout layout;
   for (size_t bytes : input_bytes) {
     layout.inputs.push_back({layout.inputs_bytes, bytes});
-    layout.inputs_bytes += RoundUpToPage(bytes);
+    layout.inputs_bytes += protocol::WholePages(bytes);
   }
   for (size_t bytes : output_bytes) {
     layout.outputs.push_back({layout.outputs_bytes, bytes});
-    layout.outputs_bytes += RoundUpToPage(bytes);
+    layout.outputs_bytes += protocol::WholePages(bytes);
   }
   return layout;
 }
@@ -218,9 +213,9 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(KernelProcessOptions
     return Error{"a kernel takes at most " + std::to_string(protocol::kMaxArguments) + " arguments"};
   std::unique_ptr<KernelProcess> k(new KernelProcess(std::move(options)));
   const ArgumentLayout& layout = k->options_.layout;
-  auto inputs = SharedMemory::Create("accelopt-inputs", k->options_.layout.inputs_bytes);
+  auto inputs = SharedMemory::Create("accelopt-inputs", layout.inputs_bytes);
   if (!inputs) return inputs.error();
-  auto outputs = SharedMemory::Create("accelopt-outputs", k->options_.layout.outputs_bytes);
+  auto outputs = SharedMemory::Create("accelopt-outputs", layout.outputs_bytes);
   if (!outputs) return outputs.error();
   auto control = SharedMemory::Create("accelopt-control", protocol::kControlBytes);
   if (!control) return control.error();
@@ -234,8 +229,6 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(KernelProcessOptions
   spec.outputs = static_cast<uint32_t>(layout.outputs.size());
   std::copy(layout.inputs.begin(), layout.inputs.end(), spec.input);
   std::copy(layout.outputs.begin(), layout.outputs.end(), spec.output);
-  spec.inputs_bytes = layout.inputs_bytes;
-  spec.outputs_bytes = layout.outputs_bytes;
   spec.seccomp = k->options_.seccomp ? 1 : 0;
 
   // Sizes sealed: nothing the kernel does can make the monitor's mappings

@@ -15,6 +15,8 @@
 /// each command with its own clock, and treats every field it reads back as
 /// untrusted (a report only explains a failure the monitor saw for itself).
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +51,14 @@ enum class ReportKind : uint32_t {
   kForbiddenCall = 4,  ///< a trapped system call (syscall)
 };
 
+/// The bytes an argument of `bytes` takes in its memory: whole pages, at
+/// least one. Each argument starts on a page; the slack after its end, up to
+/// the next page, is where the monitor keeps a canary.
+inline size_t WholePages(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return bytes == 0 ? page : (bytes + page - 1) / page * page;
+}
+
 /// Where one argument lives in its memory (page-aligned offsets).
 struct ArgumentSlot {
   uint64_t offset = 0;
@@ -60,9 +70,8 @@ struct Spec {
   uint32_t inputs = 0, outputs = 0;
   ArgumentSlot input[kMaxArguments];
   ArgumentSlot output[kMaxArguments];
-  uint64_t inputs_bytes = 0, outputs_bytes = 0;  ///< sizes of the two memories
-  uint32_t seccomp = 1;                          ///< install the system-call filters
-  char library[1024] = {};                       ///< filled by the monitor before kLoad
+  uint32_t seccomp = 1;     ///< install the system-call filters
+  char library[1024] = {};  ///< filled by the monitor before kLoad
   char symbol[128] = {};
 };
 

@@ -21,11 +21,6 @@ namespace {
 
 constexpr unsigned char kCanary = 0xA5;
 
-size_t PageRounded(size_t bytes) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return std::max(page, (bytes + page - 1) / page * page);
-}
-
 // Elements of all inputs and outputs together (one set).
 long Elements(const suite::BoundTask& bound) { return ElementsPerSet(bound.inputs) + ElementsPerSet(bound.outputs); }
 
@@ -53,7 +48,7 @@ void Flush(const char* p, size_t bytes) {
 std::string WhereFaulted(uint64_t address, const eval::KernelProcess& process, const suite::BoundTask& bound) {
   const eval::protocol::Layout& at = process.mapped_at();
   auto describe = [&](uint64_t base, size_t bytes, const std::string& what, bool read_only) -> std::string {
-    const uint64_t end = base + PageRounded(bytes);
+    const uint64_t end = base + eval::protocol::WholePages(bytes);
     if (address >= base && address < end)
       return read_only ? ": it wrote to " + what + ", which is read-only" : ": inside " + what;
     if (address + at.guard_bytes >= base && address < base) return ": it accessed memory just before " + what;
@@ -183,7 +178,7 @@ void CopyOutputs(const eval::KernelProcess& process, const suite::BoundTask& bou
 void FillSlack(eval::KernelProcess& process) {
   for (size_t i = 0; i < process.layout().outputs.size(); ++i) {
     const size_t bytes = process.layout().outputs[i].bytes;
-    std::memset(process.output(i) + bytes, kCanary, PageRounded(bytes) - bytes);
+    std::memset(process.output(i) + bytes, kCanary, eval::protocol::WholePages(bytes) - bytes);
   }
 }
 
@@ -191,7 +186,7 @@ std::string CheckSlack(const eval::KernelProcess& process, const suite::BoundTas
   for (size_t i = 0; i < bound.outputs.size(); ++i) {
     const size_t bytes = process.layout().outputs[i].bytes;
     const char* slack = process.output(i) + bytes;
-    for (size_t k = 0; k < PageRounded(bytes) - bytes; ++k)
+    for (size_t k = 0; k < eval::protocol::WholePages(bytes) - bytes; ++k)
       if (static_cast<unsigned char>(slack[k]) != kCanary)
         return "wrote past the end of output '" + bound.outputs[i].name + "'";
   }
