@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "core/json_io.h"
@@ -44,7 +45,8 @@ void Sleep(double seconds) {
 }
 
 // The kernel spins for 2 ms: the monitor's clock sees at least that, and an
-// empty command (the handshake alone) far less.
+// empty command (the handshake alone) far less. The fastest of a few empty
+// commands: the first one after the start can take milliseconds on a busy machine.
 TEST(KernelProcess, TimesEachCommandFromOutside) {
   testing::TempDir dir;
   const std::string library = BuildLibrary(dir, R"(
@@ -56,14 +58,18 @@ extern "C" void kernel(const float*, float*) {
 })");
   auto process = Start(dir);
   ASSERT_NE(process, nullptr);
-  auto empty = process->Noop();
-  ASSERT_TRUE(empty.ok() && empty->has_value());
+  double empty = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto timing = process->Noop();
+    ASSERT_TRUE(timing.ok() && timing->has_value());
+    empty = i == 0 ? (*timing)->seconds : std::min(empty, (*timing)->seconds);
+  }
   auto loaded = process->Load(library, "kernel");
   ASSERT_TRUE(loaded.ok() && *loaded);
   auto call = process->Call();
   ASSERT_TRUE(call.ok() && call->has_value());
   EXPECT_GE((*call)->seconds, 0.002);
-  EXPECT_LT((*empty)->seconds, (*call)->seconds);
+  EXPECT_LT(empty, (*call)->seconds);
   EXPECT_TRUE(process->Finish().exited_cleanly());
 }
 
