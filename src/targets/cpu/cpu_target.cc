@@ -164,13 +164,13 @@ void CpuTarget::PrepareShared(const suite::BoundTask& bound, const std::vector<O
   fs::create_directories(dir / "reference", ec);
   const TimingOptions& t = options_.timing;
   const int checked = options_.timing_enabled ? t.checked_per_series * t.max_series : 0;
-  shared.expected.emplace(bound, options_, (dir / "reference").string(), options_.seeds, 1.0, checked, checked);
+  shared.expected.emplace(bound, options_, (dir / "reference").string(), options_.seeds, 1.0, checked);
   shared.others.resize(others.size());
   for (size_t i = 0; i < others.size(); ++i) {
     if (!others[i].bound) continue;
     fs::path reference_dir = dir / ("reference-" + others[i].shape);
     fs::create_directories(reference_dir, ec);
-    shared.others[i].emplace(*others[i].bound, options_, reference_dir.string(), 1, kOtherShapeScale, 0, 0);
+    shared.others[i].emplace(*others[i].bound, options_, reference_dir.string(), 1, kOtherShapeScale, 0);
   }
 }
 
@@ -296,7 +296,7 @@ Result<Profile> CpuTarget::EvaluateBuilt(const targets::EvalRequest& request, co
   // Drawn and computed once for the batch: counted where they were waited for.
   if (prepared_here) {
     profile.phase_seconds["inputs"] = expected.inputs_seconds();
-    profile.phase_seconds["reference"] = expected.reference_seconds(/*initial=*/true);
+    profile.phase_seconds["reference"] = expected.reference_seconds();
   }
   const bool timed = options_.timing_enabled;
   if (auto s = RunCandidate(bound, built.main->library_path, expected, options_, dir.string(), timed, profile); !s)

@@ -1,6 +1,5 @@
 #include "targets/cpu/expected.h"
 
-#include <algorithm>
 #include <chrono>
 #include <future>
 #include <random>
@@ -62,104 +61,86 @@ uint64_t FreshSeed() {
   return (uint64_t{entropy()} << 32) | entropy();
 }
 
-Expected::Expected(const suite::BoundTask& bound, const CpuTargetOptions& options, std::string dir, int seeds,
-                   double scale, int checked, int precompute)
-    : bound_(&bound), options_(&options), dir_(std::move(dir)) {
+Expected::Expected(const suite::BoundTask& bound, const CpuTargetOptions& options, const std::string& dir, int seeds,
+                   double scale, int checked) {
   auto start = std::chrono::steady_clock::now();
-  status_ = Draw(seeds, scale, checked);
+  Draw(bound, seeds, scale, checked);
   inputs_seconds_ = SecondsSince(start);
-  if (!status_) return;
-  std::vector<size_t> slots;
-  for (size_t s = 0; s < sets_.size() + std::min<size_t>(precompute, checked_.size()); ++s) slots.push_back(s);
-  status_ = Compute(slots);
-  initial_reference_seconds_ = later_reference_seconds_;
-  later_reference_seconds_ = 0;
+  start = std::chrono::steady_clock::now();
+  status_ = RunReferences(bound, options, dir);
+  reference_seconds_ = SecondsSince(start);
 }
 
 // The sets are drawn here, in the monitor, from fresh seeds; the kernel's
 // process only ever sees the copy the monitor writes before each call.
-Status Expected::Draw(int seeds, double scale, int checked) {
-  const long per_set = ElementsPerSet(bound_->inputs);
+void Expected::Draw(const suite::BoundTask& bound, int seeds, double scale, int checked) {
+  const long per_set = ElementsPerSet(bound.inputs);
   for (int s = 0; s < seeds; ++s) {
     const uint64_t seed = FreshSeed();
     std::vector<float> set(static_cast<size_t>(per_set));
     float* p = set.data();
-    for (size_t i = 0; i < bound_->inputs.size(); ++i) {
-      const auto& t = bound_->inputs[i];
+    for (size_t i = 0; i < bound.inputs.size(); ++i) {
+      const auto& t = bound.inputs[i];
       eval::FillRandom(p, t.elements, seed, i, {t.dist.kind == "normal", scale * t.dist.a, scale * t.dist.b});
       p += t.elements;
     }
     sets_.push_back(std::move(set));
   }
   for (int k = 0; k < checked; ++k) checked_.push_back({static_cast<size_t>(k) % sets_.size(), FreshSeed()});
-  ref64_.resize(sets_.size() + checked_.size());
-  ref32_.resize(ref64_.size());
-  floors_.resize(ref64_.size());
-  return Ok{};
 }
 
-// The reference in double and its float32 evaluation run side by side, each
-// in its own process.
-Status Expected::Compute(const std::vector<size_t>& slots) {
-  std::vector<size_t> missing;
-  for (size_t slot : slots)
-    if (slot < ref64_.size() && ref64_[slot].empty() &&
-        std::find(missing.begin(), missing.end(), slot) == missing.end())
-      missing.push_back(slot);
-  if (missing.empty()) return Ok{};
-  auto start = std::chrono::steady_clock::now();
-  const suite::Task& task = *bound_->task;
+// Every slot at once: the reference in double and its float32 evaluation run
+// side by side, each in its own process.
+Status Expected::RunReferences(const suite::BoundTask& bound, const CpuTargetOptions& options, const std::string& dir) {
+  const suite::Task& task = *bound.task;
   auto source = ReadFile(task.reference_path());
   if (!source) return source.error();
+  const size_t slots = sets_.size() + checked_.size();
+  const size_t per_set = static_cast<size_t>(ElementsPerSet(bound.outputs));
+  ref64_.assign(slots, std::vector<double>(per_set));
+  ref32_.assign(slots, std::vector<float>(per_set));
+  floors_.resize(slots);
   std::vector<CallInputs> calls;
-  const size_t per_set = static_cast<size_t>(ElementsPerSet(bound_->outputs));
   std::vector<void*> into64, into32;
-  for (size_t slot : missing) {
+  for (size_t slot = 0; slot < slots; ++slot) {
     if (slot < sets_.size())
       calls.push_back({set(slot), std::nullopt});
     else
       calls.push_back({set(checked_[slot - sets_.size()].set), checked_[slot - sets_.size()].seed});
-    ref64_[slot].resize(per_set);
     into64.push_back(ref64_[slot].data());
-    ref32_[slot].resize(per_set);
     into32.push_back(ref32_[slot].data());
   }
 
   auto float32 = std::async(std::launch::async, [&]() -> Status {
-    if (!float32_missing_.empty()) return Error{float32_missing_};
-    auto built = CompileKernel(Float32Source(*source), bound_->ShapeHeader(/*float_constants=*/true),
-                               options_->reference_compile, dir_);
+    auto built = CompileKernel(Float32Source(*source), bound.ShapeHeader(/*float_constants=*/true),
+                               options.reference_compile, dir);
     if (!built) return built.error();
     if (!built->ok) return Error{"the reference does not compile with float in place of double"};
-    return RunReference(*bound_, built->library_path, OutputType::kFloat, *options_, dir_, calls, into32);
+    return RunReference(bound, built->library_path, OutputType::kFloat, options, dir, calls, into32);
   });
   Status run = [&]() -> Status {
-    auto built = CompileKernel(*source, bound_->ShapeHeader(), options_->reference_compile, dir_);
+    auto built = CompileKernel(*source, bound.ShapeHeader(), options.reference_compile, dir);
     if (!built) return built.error();
     if (!built->ok) return Error{task.reference_path() + " does not compile:\n" + built->log};
-    return RunReference(*bound_, built->library_path, OutputType::kDouble, *options_, dir_, calls, into64);
+    return RunReference(bound, built->library_path, OutputType::kDouble, options, dir, calls, into64);
   }();
   Status run32 = float32.get();
-  if (!run) {
-    for (size_t slot : missing) ref64_[slot].clear(), ref32_[slot].clear();
-    return run;
-  }
+  if (!run) return run;
   // Without a float32 evaluation, outputs are judged by the L2 test alone (the profile says why).
-  if (!run32 && float32_missing_.empty()) float32_missing_ = run32.error().message;
-  for (size_t slot : missing) {
-    if (!float32_missing_.empty()) {
-      ref32_[slot].clear();
-      continue;
-    }
+  if (!run32) {
+    float32_missing_ = run32.error().message;
+    ref32_.assign(slots, {});
+    return Ok{};
+  }
+  for (size_t slot = 0; slot < slots; ++slot) {
     const double* ref = ref64_[slot].data();
     const float* ref32 = ref32_[slot].data();
-    for (const auto& t : bound_->outputs) {
+    for (const auto& t : bound.outputs) {
       floors_[slot].push_back(eval::RoundingFloor(ref, ref32, static_cast<size_t>(t.elements)));
       ref += t.elements;
       ref32 += t.elements;
     }
   }
-  later_reference_seconds_ += SecondsSince(start);
   return Ok{};
 }
 

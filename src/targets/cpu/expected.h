@@ -28,10 +28,11 @@ class Expected {
  public:
   /// Draws `seeds` input sets (every distribution scaled by `scale`, signs
   /// kept) and the inputs of `checked` checkable timed calls, and runs the
-  /// reference for the sets and the first `precompute` of those calls. The
-  /// reference is built and run in `dir`. Failures are kept in status().
-  Expected(const suite::BoundTask& bound, const CpuTargetOptions& options, std::string dir, int seeds, double scale,
-           int checked, int precompute);
+  /// reference for all of them (one reference process for all costs less
+  /// than another whenever a candidate runs more series). The reference is
+  /// built and run in `dir`. Failures are kept in status().
+  Expected(const suite::BoundTask& bound, const CpuTargetOptions& options, const std::string& dir, int seeds,
+           double scale, int checked);
   Expected(Expected&&) = default;
 
   /// Ok, or why the inputs could not be drawn or the reference run (an engine error).
@@ -43,27 +44,20 @@ class Expected {
   const CheckedInputs& checked(size_t k) const { return checked_[k]; }
 
   /// Slots: seed set s is slot s; checkable call k is slot seeds() + k.
-  /// Runs the reference for those of `slots` not computed yet.
-  Status Compute(const std::vector<size_t>& slots);
-  /// The reference outputs of a computed slot (every output back to back).
+  /// The reference outputs of a slot (every output back to back), when status() is Ok.
   const double* reference(size_t slot) const { return ref64_[slot].data(); }
   /// Its float32 evaluation; null when there is none (why: float32_missing()).
   const float* reference32(size_t slot) const { return ref32_[slot].empty() ? nullptr : ref32_[slot].data(); }
   const std::string& float32_missing() const { return float32_missing_; }
-  /// eval::RoundingFloor of output `output` of a computed slot (when reference32 is not null).
+  /// eval::RoundingFloor of output `output` of a slot (when reference32 is not null).
   double floor(size_t slot, size_t output) const { return floors_[slot][output]; }
 
   double inputs_seconds() const { return inputs_seconds_; }
-  /// Time spent running the reference, before (`initial`) or during evaluations.
-  double reference_seconds(bool initial) const {
-    return initial ? initial_reference_seconds_ : later_reference_seconds_;
-  }
+  double reference_seconds() const { return reference_seconds_; }
 
  private:
-  Status Draw(int seeds, double scale, int checked);
-  const suite::BoundTask* bound_;
-  const CpuTargetOptions* options_;
-  std::string dir_;
+  void Draw(const suite::BoundTask& bound, int seeds, double scale, int checked);
+  Status RunReferences(const suite::BoundTask& bound, const CpuTargetOptions& options, const std::string& dir);
   Status status_ = Ok{};
   std::vector<std::vector<float>> sets_;
   std::vector<CheckedInputs> checked_;
@@ -71,7 +65,7 @@ class Expected {
   std::vector<std::vector<float>> ref32_;
   std::vector<std::vector<double>> floors_;
   std::string float32_missing_;
-  double inputs_seconds_ = 0, initial_reference_seconds_ = 0, later_reference_seconds_ = 0;
+  double inputs_seconds_ = 0, reference_seconds_ = 0;
 };
 
 }  // namespace accelopt::cpu
