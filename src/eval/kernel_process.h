@@ -6,11 +6,11 @@
 /// arguments as shared memory sealed against resizing: inputs it can only read,
 /// outputs it can write. From then on the process runs only while one command
 /// runs: the monitor prepares the arguments while it is stopped, releases it,
-/// sees the command return, and finds it stopped again. The monitor times every
-/// command with its own clock, from the release to the moment the return is
-/// seen, and reads the CPU time of all the process's threads before each
-/// release and after each stop, so CPU used outside call windows is measured,
-/// not guessed. Every figure that decides a verdict stays in this process.
+/// and sees it stopped again after the command returned. The monitor times
+/// every command with its own clock, from the release to the sight of that
+/// stop, and reads the CPU time of each of the process's threads at every
+/// release, so CPU used outside call windows is measured, not guessed. Every
+/// figure that decides a verdict stays in this process.
 
 #include <sys/types.h>
 
@@ -82,7 +82,7 @@ class KernelProcess {
   /// Where the harness mapped argument i, as it reported before the kernel was loaded.
   const protocol::Layout& mapped_at() const { return mapped_at_; }
 
-  /// An empty command: the handshake alone (release, return seen, stop), timed
+  /// An empty command: the handshake alone (release, "done", stop seen), timed
   /// like a call. Before Load, no kernel code can influence it. Nothing when
   /// the process failed (failed()).
   Result<std::optional<CommandTiming>> Noop();
@@ -98,9 +98,8 @@ class KernelProcess {
   /// Set once a command did not finish; the process is then ended and reaped.
   const std::optional<ProcessFailure>& failed() const { return failure_; }
   /// CPU time the process's threads used outside its commands (a thread that
-  /// worked longer than its command lasted, as after a return reported early,
-  /// or before the stop), summed over the commands run so far but the last;
-  /// Finish() adds the last.
+  /// worked longer than its command lasted, release to stop), summed over the
+  /// commands run so far but the last; Finish() adds the last.
   double outside_cpu_seconds() const { return outside_cpu_seconds_; }
 
  private:

@@ -21,9 +21,6 @@ namespace {
 
 constexpr unsigned char kCanary = 0xA5;
 
-// Elements of all inputs and outputs together (one set).
-long Elements(const suite::BoundTask& bound) { return ElementsPerSet(bound.inputs) + ElementsPerSet(bound.outputs); }
-
 // clflushopt is weakly ordered (flushes overlap), several times faster than clflush.
 __attribute__((target("clflushopt"))) void FlushLinesOpt(const char* p, size_t bytes) {
   for (size_t off = 0; off < bytes; off += 64) _mm_clflushopt(const_cast<char*>(p + off));
@@ -76,6 +73,8 @@ long ElementsPerSet(const std::vector<suite::BoundTensor>& tensors) {
   for (const auto& t : tensors) n += t.elements;
   return n;
 }
+
+long Elements(const suite::BoundTask& bound) { return ElementsPerSet(bound.inputs) + ElementsPerSet(bound.outputs); }
 
 Result<std::unique_ptr<eval::KernelProcess>> StartKernelProcess(const suite::BoundTask& bound, OutputType outputs,
                                                                 const CpuTargetOptions& options, const std::string& dir,

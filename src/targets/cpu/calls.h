@@ -26,6 +26,8 @@ size_t ElementBytes(OutputType type);
 
 /// Elements of all inputs (or outputs) of one set, back to back.
 long ElementsPerSet(const std::vector<suite::BoundTensor>& tensors);
+/// Elements of all inputs and outputs together (one set).
+long Elements(const suite::BoundTask& bound);
 
 /// A call's inputs: one drawn set (every input back to back), as it is or
 /// perturbed with a per-call seed (eval/perturb.h).

@@ -95,8 +95,6 @@ class Run {
       if (eval::Summarize(samples).spread <= t.spread_tolerance) break;
     }
     if (counters_) counters_->Disable();
-    timed_calls_ = 0;
-    for (const auto& s : series_) timed_calls_ += static_cast<long>(s.size());
     return Ok{};
   }
 
@@ -104,10 +102,10 @@ class Run {
   Status Finish(bool timed) {
     if (!process_) return Ok{};
     const eval::SandboxOutcome end = process_->Finish();
-    outside_cpu_ = process_->outside_cpu_seconds();
+    const double outside_cpu = process_->outside_cpu_seconds();
     profile_.run_log = eval::TruncateLog(RunLog(end), 64 << 10);
     profile_.phase_seconds["candidate_process"] = end.wall_seconds;
-    profile_.outside_cpu_seconds = outside_cpu_;
+    profile_.outside_cpu_seconds = outside_cpu;
     profile_.kernel_seconds = std::accumulate(timings_.begin(), timings_.end(), 0.0);
     if (over()) return Ok{};
     if (!end.exited_cleanly()) {
@@ -119,12 +117,12 @@ class Run {
     const double allowance = options_.timing.outside_cpu_seconds + options_.timing.outside_cpu_fraction *
                                                                        std::max<size_t>(1, options_.cpus.size()) *
                                                                        profile_.kernel_seconds;
-    if (outside_cpu_ > allowance) {
+    if (outside_cpu > allowance) {
       char why[256];
       std::snprintf(why, sizeof why,
                     "kept computing after returning: its threads used %.2f ms of CPU outside its %zu calls "
                     "(allowance %.2f ms)",
-                    outside_cpu_ * 1e3, timings_.size(), allowance * 1e3);
+                    outside_cpu * 1e3, timings_.size(), allowance * 1e3);
       return SetVerdict(Verdict::kWrongAnswer, why);
     }
     Compare();
@@ -133,7 +131,11 @@ class Run {
     if (!timed || series_.empty()) return Ok{};
     profile_.latency = eval::MostStable(series_);
     profile_.checked_calls = checked_calls_;
-    if (counters_) profile_.counters = counters_->Read(timed_calls_);
+    if (counters_) {
+      long timed_calls = 0;
+      for (const auto& s : series_) timed_calls += static_cast<long>(s.size());
+      profile_.counters = counters_->Read(timed_calls);
+    }
     return Ok{};
   }
 
@@ -269,9 +271,7 @@ class Run {
   std::vector<Kept> kept_;
   std::vector<double> timings_;  // every call's, in order
   std::vector<std::vector<double>> series_;
-  double outside_cpu_ = 0;
   int checked_calls_ = 0;
-  long timed_calls_ = 0;
 };
 
 }  // namespace

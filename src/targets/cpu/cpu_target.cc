@@ -24,9 +24,6 @@ using eval::Verdict;
 
 namespace {
 
-// Elements of all inputs and outputs together (one set).
-long Elements(const suite::BoundTask& bound) { return ElementsPerSet(bound.inputs) + ElementsPerSet(bound.outputs); }
-
 // Where a candidate is built and run for another shape of its task.
 fs::path OtherShapeDir(const fs::path& candidate_dir, const std::string& shape) {
   return candidate_dir / ("shape-" + shape);
