@@ -5,10 +5,19 @@
 #include <cmath>
 
 namespace accelopt::eval {
+namespace {
+
+// The L2 statistics from their sums, with the counts already in `s`.
+void FinishL2(ErrorStats& s, size_t n, double diff2, double ref2, double max_abs) {
+  s.elements = n;
+  s.max_abs = max_abs;
+  const double norm = std::sqrt(diff2);
+  s.rel_l2 = !s.finite() ? INFINITY : ref2 > 0 ? norm / std::sqrt(ref2) : norm;
+}
+
+}  // namespace
 
 ErrorStats CompareOutputs(const float* out, const double* ref, size_t n) {
-  ErrorStats s;
-  s.elements = n;
   double diff2 = 0, ref2 = 0, max_abs = 0;
   size_t nans = 0, infs = 0;
   // Branch-free so that it vectorizes; threads for large outputs.
@@ -25,12 +34,10 @@ ErrorStats CompareOutputs(const float* out, const double* ref, size_t n) {
     ref2 += r * r;
     max_abs = std::max(max_abs, std::fabs(d));
   }
+  ErrorStats s;
   s.nan_count = nans;
   s.inf_count = infs;
-  s.max_abs = max_abs;
-  double norm = std::sqrt(diff2);
-  s.rel_l2 = ref2 > 0 ? norm / std::sqrt(ref2) : norm;
-  if (!s.finite()) s.rel_l2 = INFINITY;
+  FinishL2(s, n, diff2, ref2, max_abs);
   return s;
 }
 
@@ -87,12 +94,9 @@ ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref3
     }
   }
   ErrorStats s;
-  s.elements = n;
   s.nan_count = nans;
   s.inf_count = infs;
-  s.max_abs = max_abs;
-  const double norm = std::sqrt(diff2);
-  s.rel_l2 = !s.finite() ? INFINITY : ref2 > 0 ? norm / std::sqrt(ref2) : norm;
+  FinishL2(s, n, diff2, ref2, max_abs);
   s.bounded = true;
   s.over_bound = over;
   s.worst_ratio = worst;
