@@ -1,0 +1,18 @@
+// The tests' main: before any test runs, every accelopt path that would land
+// in the user's home (hardware profiles, builds, scratch) is moved into the
+// build folder, for this process and every accelopt command a test starts.
+// A test never writes into ~/.local/share/accelopt or ~/.cache/accelopt, and
+// never scores against a profile the user calibrated.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <string>
+
+int main(int argc, char** argv) {
+  const std::string home = ACCELOPT_TEST_HOME;
+  setenv("ACCELOPT_HOME", (home + "/data").c_str(), 1);
+  setenv("ACCELOPT_CACHE", (home + "/cache").c_str(), 1);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
