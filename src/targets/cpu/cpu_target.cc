@@ -9,6 +9,7 @@
 #include <future>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "core/clock.h"
 #include "core/paths.h"
@@ -23,6 +24,9 @@ using eval::Profile;
 using eval::Verdict;
 
 namespace {
+
+// Where the k-th candidate of a batch is built and run.
+fs::path CandidateDir(const fs::path& batch_dir, size_t k) { return batch_dir / ("candidate-" + std::to_string(k)); }
 
 // Where a candidate is built and run for another shape of its task.
 fs::path OtherShapeDir(const fs::path& candidate_dir, const std::string& shape) {
@@ -124,8 +128,8 @@ class CpuTarget : public targets::Target {
   std::vector<OtherShape> OtherShapesOf(const targets::EvalRequest& request) const;
   void PrepareShared(const suite::BoundTask& bound, const std::vector<OtherShape>& others, const fs::path& dir,
                      Shared& shared) const;
-  Built Build(const targets::EvalRequest& request, const suite::BoundTask& bound, const std::vector<OtherShape>& others,
-              const fs::path& dir) const;
+  std::vector<Built> BuildAll(std::span<const targets::EvalRequest> batch, const suite::BoundTask& bound,
+                              const std::vector<OtherShape>& others, const fs::path& dir) const;
   void EvaluateBatch(std::span<const targets::EvalRequest> batch, std::vector<Result<Profile>>& out,
                      const OnResult& on_result);
   Result<Profile> EvaluateBuilt(const targets::EvalRequest& request, const suite::BoundTask& bound, Built& built,
@@ -171,29 +175,47 @@ void CpuTarget::PrepareShared(const suite::BoundTask& bound, const std::vector<O
   }
 }
 
-// Builds the candidate for the evaluated shape and, at the same time, for the other shapes.
-CpuTarget::Built CpuTarget::Build(const targets::EvalRequest& request, const suite::BoundTask& bound,
-                                  const std::vector<OtherShape>& others, const fs::path& dir) const {
-  Built built;
-  built.started = NowSeconds();
-  CompileOptions compile = options_.kernel_compile;
-  compile.libraries.insert(compile.libraries.end(), request.candidate.libraries.begin(),
-                           request.candidate.libraries.end());
-  std::vector<std::future<Result<CompileOutcome>>> pending;
-  for (const auto& o : others) {
-    fs::path odir = OtherShapeDir(dir, o.shape);
-    std::error_code ec;
-    fs::create_directories(odir, ec);
-    if (!o.bound) {
-      pending.push_back(std::async(std::launch::deferred, [&o] { return Result<CompileOutcome>(o.bound.error()); }));
-      continue;
+// Every build of a batch (each candidate for the evaluated shape and for each
+// other shape), run `jobs` at a time, before anything of the batch is timed.
+std::vector<CpuTarget::Built> CpuTarget::BuildAll(std::span<const targets::EvalRequest> batch,
+                                                  const suite::BoundTask& bound, const std::vector<OtherShape>& others,
+                                                  const fs::path& dir) const {
+  std::vector<Built> built(batch.size());
+  std::vector<std::function<void()>> jobs;
+  for (size_t k = 0; k < batch.size(); ++k) {
+    built[k].started = NowSeconds();
+    built[k].others.assign(others.size(), Error{""});
+    CompileOptions compile = options_.kernel_compile;
+    compile.libraries.insert(compile.libraries.end(), batch[k].candidate.libraries.begin(),
+                             batch[k].candidate.libraries.end());
+    const fs::path candidate_dir = CandidateDir(dir, k);
+    jobs.push_back([&, k, compile, candidate_dir] {
+      built[k].main = CompileKernel(batch[k].candidate.source, bound.ShapeHeader(), compile, candidate_dir.string());
+    });
+    for (size_t i = 0; i < others.size(); ++i) {
+      if (!others[i].bound) {
+        built[k].others[i] = others[i].bound.error();
+        continue;
+      }
+      const fs::path odir = OtherShapeDir(candidate_dir, others[i].shape);
+      std::error_code ec;
+      fs::create_directories(odir, ec);
+      jobs.push_back([&, k, i, compile, odir] {
+        built[k].others[i] =
+            CompileKernel(batch[k].candidate.source, others[i].bound->ShapeHeader(), compile, odir.string());
+      });
     }
-    pending.push_back(std::async(std::launch::async, [&, odir] {
-      return CompileKernel(request.candidate.source, o.bound->ShapeHeader(), compile, odir.string());
-    }));
   }
-  built.main = CompileKernel(request.candidate.source, bound.ShapeHeader(), compile, dir.string());
-  for (auto& f : pending) built.others.push_back(f.get());
+  const size_t workers = std::min(
+      jobs.size(),
+      static_cast<size_t>(options_.build_jobs > 0 ? options_.build_jobs : std::max<size_t>(1, options_.cpus.size())));
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (size_t j; (j = next++) < jobs.size();) jobs[j]();
+    });
+  for (auto& t : pool) t.join();
   return built;
 }
 
@@ -228,10 +250,12 @@ Status CpuTarget::CheckOtherShapes(const std::vector<OtherShape>& others, Built&
   return Ok{};
 }
 
-// Inputs and reference outputs are drawn and computed once per batch, while
-// the first candidate compiles; the candidates then compile and run one after
-// another, each in its own folder, so that no timed call shares the machine
-// with a build or a reference run.
+// Every candidate of a batch is built first, all builds in parallel; at the
+// same time the batch takes the device and, under its lock, draws the inputs
+// and runs the reference once for all candidates. The candidates then run one
+// after another, each in its own folder, still under the lock: no timed call
+// shares the machine with a build, a reference run or another accelopt
+// process's measurement.
 void CpuTarget::EvaluateBatch(std::span<const targets::EvalRequest> batch, std::vector<Result<Profile>>& out,
                               const OnResult& on_result) {
   const targets::EvalRequest& first = batch.front();
@@ -248,18 +272,26 @@ void CpuTarget::EvaluateBatch(std::span<const targets::EvalRequest> batch, std::
   if (!scratch) return fail_all(scratch.error());
   const fs::path& dir = (*scratch)->path();
   const std::vector<OtherShape> others = OtherShapesOf(first);
-  Shared shared;
-  auto preparing = std::async(std::launch::async, [&] { PrepareShared(*bound, others, dir, shared); });
-  bool prepared = false;
   for (size_t k = 0; k < batch.size(); ++k) {
-    fs::path candidate_dir = dir / ("candidate-" + std::to_string(k));
     std::error_code ec;
-    fs::create_directories(candidate_dir, ec);
-    Built built = Build(batch[k], *bound, others, candidate_dir);
-    bool prepared_here = !prepared;
-    if (!prepared) preparing.get(), prepared = true;
-    report(EvaluateBuilt(batch[k], *bound, built, shared, others, candidate_dir, prepared_here));
+    fs::create_directories(CandidateDir(dir, k), ec);
   }
+  Shared shared;
+  Result<std::unique_ptr<eval::DeviceLock>> device = std::unique_ptr<eval::DeviceLock>();
+  auto preparing = std::async(std::launch::async, [&] {
+    if (options_.device_lock) {
+      device =
+          eval::DeviceLock::Acquire("cpu", "measuring " + first.task->name + " (" + first.shape + ")",
+                                    options_.on_device_wait ? options_.on_device_wait : eval::PrintWaitToStderr("cpu"));
+      if (!device) return;
+    }
+    PrepareShared(*bound, others, dir, shared);
+  });
+  std::vector<Built> built = BuildAll(batch, *bound, others, dir);
+  preparing.get();
+  if (!device) return fail_all(device.error());
+  for (size_t k = 0; k < batch.size(); ++k)
+    report(EvaluateBuilt(batch[k], *bound, built[k], shared, others, CandidateDir(dir, k), k == 0));
 }
 
 Result<Profile> CpuTarget::EvaluateBuilt(const targets::EvalRequest& request, const suite::BoundTask& bound,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/device_lock.h"
 #include "suite/roofline.h"
 #include "targets/cpu/compiler.h"
 #include "targets/target.h"
@@ -59,6 +60,11 @@ struct CpuTargetOptions {
   std::string harness_path;  ///< accelopt-harness; "" = HarnessPath()
   std::string work_dir;      ///< scratch; "" = CacheDir()/work
   bool keep_work = false;    ///< keep each evaluation's folder (debugging)
+  /// Measure under the machine-wide lock of the "cpu" device (eval/device_lock.h):
+  /// a batch's reference runs and kernel runs take turns with other processes'.
+  bool device_lock = true;
+  eval::DeviceLock::OnWait on_device_wait;  ///< told while waiting for the device; empty = a line on stderr
+  int build_jobs = 0;                       ///< compilers at once for a batch; 0 = one per allowed core
 };
 
 /// Creates the cpu target. Thread-compatible: one Evaluate at a time.
