@@ -16,6 +16,11 @@ void StreamCopy(void* dst, const void* src, size_t bytes);
 void StreamFill32(void* dst, uint32_t pattern, size_t count);
 void StreamFill64(void* dst, uint64_t pattern, size_t count);
 
+/// Evicts every cache line of [p, p + bytes) from every cache level
+/// (clflushopt where the CPU has it, else clflush). The roofline assumes
+/// operands come from memory: what is evicted here must come from there.
+void EvictFromCaches(const void* p, size_t bytes);
+
 /// Orders the streaming stores before what follows (the release of the kernel).
 void StreamFence();
 

@@ -21,26 +21,6 @@ namespace {
 
 constexpr unsigned char kCanary = 0xA5;
 
-// clflushopt is weakly ordered (flushes overlap), several times faster than clflush.
-__attribute__((target("clflushopt"))) void FlushLinesOpt(const char* p, size_t bytes) {
-  for (size_t off = 0; off < bytes; off += 64) _mm_clflushopt(const_cast<char*>(p + off));
-}
-
-void FlushLines(const char* p, size_t bytes) {
-  for (size_t off = 0; off < bytes; off += 64) _mm_clflush(p + off);
-}
-
-// The roofline assumes operands come from memory. The monitor's mapping and
-// the kernel's are the same physical pages: evicting the lines here evicts them
-// for the kernel.
-void Flush(const char* p, size_t bytes) {
-  static const bool has_clflushopt = __builtin_cpu_supports("clflushopt");
-  if (has_clflushopt)
-    FlushLinesOpt(p, bytes);
-  else
-    FlushLines(p, bytes);
-}
-
 // "wrote to input 'x', which is read-only" and the like, for a fault at `address`.
 std::string WhereFaulted(uint64_t address, const eval::KernelProcess& process, const suite::BoundTask& bound) {
   const eval::protocol::Layout& at = process.mapped_at();
@@ -142,7 +122,7 @@ void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, Ou
         eval::PerturbRange(set, into, begin, end, *inputs.perturb, i);
       else
         eval::StreamCopy(into + begin, set + begin, static_cast<size_t>(end - begin) * sizeof(float));
-      if (flush) Flush(reinterpret_cast<const char*>(into + begin), static_cast<size_t>(end - begin) * sizeof(float));
+      if (flush) eval::EvictFromCaches(reinterpret_cast<const char*>(into + begin), static_cast<size_t>(end - begin) * sizeof(float));
       set += n;
     }
     const size_t bytes = ElementBytes(outputs);
@@ -153,7 +133,7 @@ void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, Ou
         eval::StreamFill64(into, std::bit_cast<uint64_t>(std::nan("")), static_cast<size_t>(end - begin));
       else
         eval::StreamFill32(into, std::bit_cast<uint32_t>(std::nanf("")), static_cast<size_t>(end - begin));
-      if (flush) Flush(into, static_cast<size_t>(end - begin) * bytes);
+      if (flush) eval::EvictFromCaches(into, static_cast<size_t>(end - begin) * bytes);
     }
     eval::StreamFence();
   });
