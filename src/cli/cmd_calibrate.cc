@@ -9,33 +9,35 @@
 namespace accelopt::cli {
 namespace {
 
-void PrintProfile(const cpu::HardwareProfile& p, bool fresh) {
+void PrintProfile(const cpu::HardwareProfile& p, const std::string& state) {
+  auto spread = [&](const char* name) {
+    auto it = p.spreads.find(name);
+    return it == p.spreads.end() ? std::string("-") : fmt::format("{:.1f}%", 100 * it->second);
+  };
   fmt::print("machine      {} ({} cores, {}-bit SIMD, fingerprint {})\n", p.machine.cpu_model, p.machine.cores,
              p.machine.simd_bits, p.machine.fingerprint);
-  fmt::print("profile      {} ({})\n", cpu::HardwareProfilePath(DataDir() + "/hardware", p.machine.fingerprint),
-             fresh ? "measured now" : "saved " + p.measured_at + "; --force to measure again");
-  fmt::print("clock        {:.2f} GHz measured under load\n\n", p.clock_ghz);
-  fmt::print("{:<28} {:>12} {:>14} {:>8}\n", "figure", "measured", "theoretical", "ratio");
-  auto row = [](const char* name, double measured, double theoretical, const char* unit) {
+  fmt::print("profile      {} ({})\n", cpu::HardwareProfilePath(DataDir() + "/hardware", p.machine.fingerprint), state);
+  fmt::print("clock        {:.2f} GHz with every core running FMAs (spread {})\n", p.clock_ghz, spread("clock"));
+  fmt::print("rounds       {}; other processes used {:.0f}% of the CPU meanwhile\n\n", p.rounds, 100 * p.other_load);
+  fmt::print("{:<28} {:>12} {:>14} {:>8} {:>8}\n", "figure", "measured", "theoretical", "ratio", "spread");
+  auto row = [&](const char* name, double measured, double theoretical, const char* unit, const char* key) {
     if (theoretical > 0)
-      fmt::print("{:<28} {:>8.1f} {:<4}{:>10.1f} {:<4}{:>6.0f}%\n", name, measured, unit, theoretical, unit,
-                 100 * measured / theoretical);
+      fmt::print("{:<28} {:>8.1f} {:<4}{:>10.1f} {:<4}{:>6.0f}% {:>8}\n", name, measured, unit, theoretical, unit,
+                 100 * measured / theoretical, spread(key));
     else
-      fmt::print("{:<28} {:>8.1f} {:<4}{:>15}{:>8}\n", name, measured, unit, "-", "-");
+      fmt::print("{:<28} {:>8.1f} {:<4}{:>15}{:>8} {:>8}\n", name, measured, unit, "-", "-", spread(key));
   };
-  row("memory bandwidth (streaming)", p.bandwidth_gbs, 0, "GB/s");
-  row("peak_mm (FMA)", p.peak_mm_gflops, p.theoretical_mm_gflops, "GF/s");
-  row("peak_vec (add/mul)", p.peak_vec_gflops, p.theoretical_vec_gflops, "GF/s");
-  row("OpenBLAS sgemm (ceiling)", p.blas_sgemm_gflops, p.theoretical_mm_gflops, "GF/s");
+  row("memory bandwidth (streaming)", p.bandwidth_gbs, 0, "GB/s", "bandwidth");
+  row("peak_mm (FMA)", p.peak_mm_gflops, p.theoretical_mm_gflops, "GF/s", "peak_mm");
+  row("peak_vec (add/mul)", p.peak_vec_gflops, p.theoretical_vec_gflops, "GF/s", "peak_vec");
+  row("OpenBLAS sgemm (ceiling)", p.blas_sgemm_gflops, p.theoretical_mm_gflops, "GF/s", "sgemm");
   fmt::print(
-      "\ntheoretical = cores x {} FMA units x {} lanes x 2 flops x clock (units and lanes assumed per CPU family)\n",
+      "\ntheoretical = cores x {} FMA units x {} lanes x 2 flops x clock (units and lanes assumed per CPU family)\n"
+      "spread = (best - third best round) / best\n",
       p.fma_units, p.fma_lanes);
-  if (p.other_load > 0.05)
-    fmt::print(
-        "\nwarning: other processes used {:.0f}% of the CPU time while this profile was measured, so the\n"
-        "peaks are likely underestimated (and percentages of peak overstated). Run `accelopt calibrate\n"
-        "--force` on an idle machine.\n",
-        100 * p.other_load);
+  for (const auto& e : p.evidence)
+    fmt::print("raised       {} to {:.1f} on {} by kernel {} ({}: {})\n", e.figure, e.value, e.measured_at,
+               e.kernel_hash, e.task, e.shape);
 }
 
 }  // namespace
@@ -45,14 +47,30 @@ void RegisterCalibrate(CLI::App& app) {
                                  "measure memory bandwidth, FMA and vector peaks and OpenBLAS sgemm on this machine");
   static bool force = false, json = false;
   cmd->add_flag("--force", force, "measure again even if this machine has a saved profile");
-  cmd->add_flag("--json", json, "print the profile as JSON");
+  cmd->add_flag("--json", json, "print the profile as JSON (with `saved` and `problems`)");
   cmd->callback([] {
-    bool measured = false;
-    auto profile = HardwareProfileFor(/*calibrate_if_missing=*/true, force, &measured);
-    if (json)
-      fmt::print("{}\n", cpu::ToJson(*profile).dump(2));
-    else
-      PrintProfile(*profile, measured);
+    auto saved = cpu::LoadHardwareProfile(DataDir() + "/hardware", cpu::DetectMachine().fingerprint);
+    if (!saved) throw Exit{kExitError, saved.error().message};
+    if (saved->has_value() && !force) {
+      if (json)
+        fmt::print("{}\n", cpu::ToJson(**saved).dump(2));
+      else
+        PrintProfile(**saved, "saved " + (*saved)->measured_at + "; --force to measure again");
+      return;
+    }
+    bool fresh = false;
+    auto calibration = CalibrateMachine(&fresh);
+    if (!calibration) throw Exit{kExitError, calibration.error().message};
+    if (json) {
+      Json j = cpu::ToJson(calibration->profile);
+      j["saved"] = fresh;
+      j["problems"] = calibration->problems;
+      j["notes"] = calibration->notes;
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      PrintProfile(calibration->profile, fresh ? "measured now, saved" : "measured now, NOT saved");
+    }
+    if (!fresh) throw Exit{kExitError, "the calibration failed its checks (above) and was not saved"};
   });
 }
 

@@ -33,7 +33,7 @@ void RegisterEval(CLI::App& app) {
     const suite::Task* task = SelectTasks(tasks, {task_name}).front();
     auto source = ReadFile(kernel_path);
     if (!source) throw Exit{kExitError, source.error().message};
-    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true, false);
+    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
     cpu::CpuTargetOptions options = TargetOptionsFor(hardware, eval_flags);
     options.keep_work = keep;
     auto target = cpu::MakeCpuTarget(options);

@@ -143,7 +143,7 @@ void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db) {
   auto client = llm::BuildLlmClient(config);
   if (!client) throw Exit{kExitError, client.error().message};
   (*client)->RetainRecords(false);  // the store keeps them
-  auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true, false);
+  auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
   auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, f.eval));
   std::vector<TaskResult> results;
   Json summary = Json::array();

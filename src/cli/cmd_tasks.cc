@@ -27,7 +27,7 @@ void RegisterTasks(CLI::App& app) {
   cmd->add_flag("--json", json, "print JSON");
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);
-    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/false, false);
+    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/false);
     if (!hardware && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");
     Json out = Json::array();
     if (!json)

@@ -41,27 +41,38 @@ std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& task
   return out;
 }
 
-std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing, bool force, bool* measured) {
-  if (measured) *measured = false;
-  cpu::MachineIdentity machine = cpu::DetectMachine();
-  std::string dir = DataDir() + "/hardware";
-  if (!force) {
-    auto saved = cpu::LoadHardwareProfile(dir, machine.fingerprint);
-    if (!saved) throw Exit{kExitError, saved.error().message};
-    if (saved->has_value() || !calibrate_if_missing) return *saved;
-    fmt::print(stderr, "No hardware profile for this machine yet: calibrating (a few seconds)...\n");
-  } else {
-    fmt::print(stderr, "Calibrating: bandwidth, FMA peak, vector peak, OpenBLAS sgemm (a few seconds)...\n");
+Result<cpu::Calibration> CalibrateMachine(bool* saved) {
+  *saved = false;
+  fmt::print(stderr,
+             "Calibrating: bandwidth, FMA peak, vector peak, OpenBLAS sgemm, in rounds until they hold still "
+             "(10-30 seconds)...\n");
+  auto calibration = cpu::Calibrate(cpu::CalibrationOptions{});
+  if (!calibration) return calibration;
+  for (const auto& note : calibration->notes) fmt::print(stderr, "note: {}\n", note);
+  if (!calibration->problems.empty()) {
+    fmt::print(stderr, "The calibration is not saved as this machine's profile:\n");
+    for (const auto& problem : calibration->problems) fmt::print(stderr, "  - {}\n", problem);
+    return calibration;
   }
-  cpu::HardwareProfile profile = cpu::Calibrate(cpu::CalibrationOptions{});
-  if (measured) *measured = true;
-  if (auto s = cpu::SaveHardwareProfile(dir, profile); !s) throw Exit{kExitError, s.error().message};
-  if (profile.other_load > 0.05)
-    fmt::print(stderr,
-               "warning: other processes used {:.0f}% of the CPU time during calibration; "
-               "the peaks may be low. Run `accelopt calibrate --force` on an idle machine.\n",
-               100 * profile.other_load);
-  return profile;
+  if (auto s = cpu::SaveHardwareProfile(DataDir() + "/hardware", calibration->profile); !s) return s.error();
+  *saved = true;
+  return calibration;
+}
+
+std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing) {
+  cpu::MachineIdentity machine = cpu::DetectMachine();
+  auto saved = cpu::LoadHardwareProfile(DataDir() + "/hardware", machine.fingerprint);
+  if (!saved) throw Exit{kExitError, saved.error().message};
+  if (saved->has_value() || !calibrate_if_missing) return *saved;
+  fmt::print(stderr, "No hardware profile for this machine yet.\n");
+  bool fresh = false;
+  auto calibration = CalibrateMachine(&fresh);
+  if (!calibration) throw Exit{kExitError, calibration.error().message};
+  if (fresh) return calibration->profile;
+  fmt::print(stderr,
+             "Going on without a hardware profile: kernels are checked and timed, but no percentage of peak is "
+             "computed. Run `accelopt calibrate` when the machine is idle.\n");
+  return std::nullopt;
 }
 
 std::string FormatSeconds(double s) {

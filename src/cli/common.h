@@ -45,11 +45,15 @@ std::vector<suite::Task> LoadSuiteOrExit(const std::string& suite_dir);
 std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& tasks,
                                             const std::vector<std::string>& names);
 
-/// The saved profile of this machine. Calibrates (with a notice on stderr)
-/// when there is none and `calibrate_if_missing`, or when `force`.
-/// `measured`, when given, says whether it was measured now rather than loaded.
-std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing, bool force,
-                                                       bool* measured = nullptr);
+/// Calibrates this machine (progress, notes and problems on stderr) and saves
+/// the profile when it passes its checks (`saved` says whether it did). An
+/// Error when the device lock or the profile folder cannot be used.
+Result<cpu::Calibration> CalibrateMachine(bool* saved);
+
+/// The saved profile of this machine. Without one and with
+/// `calibrate_if_missing`, calibrates; a calibration that fails its checks is
+/// not saved nor used: nullopt (no scoring), with a notice on stderr.
+std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing);
 
 /// Table formatting helpers.
 std::string FormatSeconds(double seconds);

@@ -2,6 +2,8 @@
 
 #include "core/clock.h"
 #include "core/hash.h"
+#include "eval/device_lock.h"
+#include "eval/streaming.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -16,6 +18,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -172,39 +175,6 @@ Timing TimeBest(Run run, Probe probe, const Schedule& schedule) {
 }
 
 // ---------------------------------------------------------------------------
-// Clock: a chain of dependent register adds retires one per cycle on every
-// x86 core we know of; register (not immediate) operands because some cores
-// fold add-immediate chains in the renamer.
-
-constexpr int kAddsPerStep = 100;  // must match the .rept count below
-
-void AddChain(long steps) {
-  std::uint64_t x = 0;
-  std::uint64_t one = 1;
-  for (long i = 0; i < steps; ++i) {
-#if defined(__x86_64__)
-    asm volatile(".rept 100\n\taddq %1, %0\n\t.endr" : "+r"(x) : "r"(one));
-#else
-    for (int k = 0; k < kAddsPerStep; ++k) {
-      x += one;
-      asm volatile("" : "+r"(x));  // keeps each add; the chain cannot collapse
-    }
-#endif
-  }
-  g_int_sink = x;
-}
-
-// Runs of 2 ms: short enough that some fall between two preemptions of this
-// thread even on a busy machine, long enough that timer overhead is noise.
-double MeasureClockGhz(const Schedule& schedule) {
-  Schedule slices;
-  slices.run_s = std::min(schedule.run_s, 0.002);
-  slices.runs = std::max(schedule.runs, static_cast<int>(schedule.run_s * schedule.runs / slices.run_s));
-  const Timing t = TimeBest(AddChain, AddChain, slices);
-  return static_cast<double>(t.iters) * kAddsPerStep / t.best_seconds / 1e9;
-}
-
-// ---------------------------------------------------------------------------
 // Arithmetic throughput kernels, widest SIMD the build has.
 
 #if defined(__AVX512F__)
@@ -321,53 +291,59 @@ double MeasureAllCores(float (*kernel)(long), double flops_per_iter, int threads
   return flops_per_iter * team * static_cast<double>(t.iters) / t.best_seconds / 1e9;
 }
 
-// ---------------------------------------------------------------------------
-// Memory bandwidth.
+// The clock the arithmetic peaks run at. A chain of dependent register adds
+// retires one per cycle on every x86 core we know of (register, not
+// immediate, operands: some cores fold add-immediate chains in the renamer).
+// Many cores lower their clock when
+// every core executes wide FMAs (AVX-512 licence levels, power limits), so a
+// clock measured on one idle-neighboured core with scalar adds overstates the
+// theoretical peak. Here every core runs the add chain with
+// independent FMAs beside it (half the FMA pipes' capacity, off the chain's
+// critical path), and the slowest core of each run counts.
+constexpr int kAddsPerStep = 100;  // must match the .rept count below
 
-long ParseCacheSize(const std::string& s) {
-  char* end = nullptr;
-  const long v = std::strtol(s.c_str(), &end, 10);
-  if (end == s.c_str() || v <= 0) return 0;
-  switch (*end) {
-    case 'K':
-      return v << 10;
-    case 'M':
-      return v << 20;
-    case 'G':
-      return v << 30;
-    default:
-      return v;
-  }
-}
-
-std::string ReadFirstLine(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return Trim(line);
-}
-
-// Size of cpu0's highest-level data or unified cache; 32 MiB when sysfs says nothing.
-long LastLevelCacheBytes() {
-  namespace fs = std::filesystem;
-  constexpr long kFallback = 32L << 20;
-  std::error_code ec;
-  fs::directory_iterator it("/sys/devices/system/cpu/cpu0/cache", ec);
-  if (ec) return kFallback;
-  int best_level = -1;
-  long best_size = 0;
-  for (const auto& entry : it) {
-    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
-    if (ReadFirstLine(entry.path() / "type") == "Instruction") continue;
-    const int level = ParseIntOr(ReadFirstLine(entry.path() / "level"), -1);
-    const long size = ParseCacheSize(ReadFirstLine(entry.path() / "size"));
-    if (size > 0 && level > best_level) {
-      best_level = level;
-      best_size = size;
+void LoadedAddChain(long steps) {
+  std::uint64_t x = 0;
+  std::uint64_t one = 1;
+  const float seed = g_one;
+  const Vec m = Splat(seed * 0.5f);
+  const Vec c = Splat(seed * 0.25f);
+  Vec acc[kAccumulators];
+#pragma GCC unroll 16
+  for (int j = 0; j < kAccumulators; ++j) acc[j] = Splat(seed + 0.01f * j);
+  for (long i = 0; i < steps; ++i) {
+#if defined(__x86_64__)
+    asm volatile(".rept 100\n\taddq %1, %0\n\t.endr" : "+r"(x) : "r"(one));
+#else
+    for (int k = 0; k < kAddsPerStep; ++k) {
+      x += one;
+      asm volatile("" : "+r"(x));  // keeps each add; the chain cannot collapse
+    }
+#endif
+#pragma GCC unroll 4
+    for (int r = 0; r < 48 / kAccumulators; ++r) {
+#pragma GCC unroll 16
+      for (int j = 0; j < kAccumulators; ++j) acc[j] = Fma(acc[j], m, c);
     }
   }
-  return best_size > 0 ? best_size : kFallback;
+  g_int_sink = x;
+  g_float_sink = SumAll(acc);
 }
+
+double MeasureLoadedClockGhz(int threads, const Schedule& schedule) {
+  Schedule slices;
+  slices.run_s = std::min(schedule.run_s, 0.002);
+  slices.runs = std::max(schedule.runs, static_cast<int>(schedule.run_s * schedule.runs / slices.run_s));
+  auto run = [&](long steps) {
+#pragma omp parallel num_threads(threads)
+    LoadedAddChain(steps);
+  };
+  const Timing t = TimeBest(run, LoadedAddChain, slices);
+  return static_cast<double>(t.iters) * kAddsPerStep / t.best_seconds / 1e9;
+}
+
+// ---------------------------------------------------------------------------
+// Memory bandwidth.
 
 struct FreeDeleter {
   void operator()(float* p) const { std::free(p); }
@@ -379,18 +355,21 @@ Buffer AllocateFloats(long n) {
   return Buffer(static_cast<float*>(std::aligned_alloc(64, bytes)));
 }
 
-// STREAM triad. Counted as 12 bytes per element (read b, read c, write a),
-// the STREAM convention: the write-allocate read of `a` that plain stores cause
-// is NOT counted, so the bus actually moves ~16 bytes per element. The loop is
-// plain compiler code; GCC emits ordinary (not non-temporal) stores. The
-// result is the best of that, a triad and a copy with non-temporal stores, and
-// a pure read.
-double MeasureBandwidthGbs(long bytes_per_array, int threads, const Schedule& schedule) {
-  long n = bytes_per_array / static_cast<long>(sizeof(float));
+// The bandwidth a kernel can reach in the evaluator's conditions: every pass
+// starts with its arrays evicted from the caches (as every call's arguments
+// are) and is timed alone. The figure is the best over four read/write mixes
+// (a kernel with any of them must not beat the roofline) and over thread
+// counts (on a shared host one thread can stream more than two that contend):
+//   triad, plain stores: 12 bytes per element counted, the STREAM convention
+//     (the write-allocate read of `a` is not counted);
+//   triad and copy with non-temporal stores: no write-allocate read;
+//   read: a sum over one array.
+double MeasureBandwidthGbs(long bytes_per_array, int max_threads, int passes) {
+  long n = std::max(bytes_per_array / static_cast<long>(sizeof(float)), 1L << 16);
   Buffer a, b, c;
   // Halve on allocation failure rather than give up; below 1 MiB there is
   // nothing meaningful to measure and the figure stays 0.
-  for (n = std::max(n, 1L);; n /= 2) {
+  for (;; n /= 2) {
     a = AllocateFloats(n);
     b = AllocateFloats(n);
     c = AllocateFloats(n);
@@ -400,83 +379,76 @@ double MeasureBandwidthGbs(long bytes_per_array, int threads, const Schedule& sc
   float* __restrict pa = a.get();
   float* __restrict pb = b.get();
   float* __restrict pc = c.get();
-  // First touch from the thread that will stream the page, so pages land on its NUMA node.
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(max_threads)
   for (long i = 0; i < n; ++i) {
     pa[i] = 0.0f;
     pb[i] = 1.0f;
     pc[i] = 2.0f;
   }
   const float s = g_one * 3.0f;
-  // Same static schedule every pass, so each thread revisits its own chunk: no barrier needed.
-  auto run = [&](long passes) {
-#pragma omp parallel num_threads(threads)
-    for (long p = 0; p < passes; ++p) {
-#pragma omp for schedule(static) nowait
-      for (long i = 0; i < n; ++i) pa[i] = pb[i] + s * pc[i];
-    }
-    g_float_sink = pa[n / 2];
-  };
-  // One pass over arrays this large lasts milliseconds, so sizing in parallel is safe.
-  const Timing t = TimeBest(run, run, schedule);
-  const double bytes = 3.0 * sizeof(float) * static_cast<double>(n) * static_cast<double>(t.iters);
-  double plain = bytes / t.best_seconds / 1e9;
-#if defined(__SSE2__)
-  // The same triad with non-temporal stores: no write-allocate read, so the
-  // counted 12 bytes per element are all the bus moves. A kernel that streams
-  // its outputs this way reaches it, so it is the machine's real limit; with
-  // plain stores alone, such kernels would score above 100%.
   const long vectors = n / kLanes;
-  auto stream = [&](long passes) {
+  const double array_bytes = static_cast<double>(vectors * kLanes) * sizeof(float);
+  struct Pattern {
+    double bytes;  // counted per pass
+    std::function<void(int)> pass;
+  };
+  std::vector<Pattern> patterns;
+  patterns.push_back({3 * array_bytes, [&](int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+                        for (long i = 0; i < vectors * kLanes; ++i) pa[i] = pb[i] + s * pc[i];
+                      }});
+#if defined(__SSE2__)
+  patterns.push_back({3 * array_bytes, [&](int threads) {
 #pragma omp parallel num_threads(threads)
-    for (long p = 0; p < passes; ++p) {
-      const Vec vs = Splat(s);
-#pragma omp for schedule(static) nowait
-      for (long v = 0; v < vectors; ++v)
-        StreamStore(pa + v * kLanes, Add(Load(pb + v * kLanes), Mul(vs, Load(pc + v * kLanes))));
-      _mm_sfence();
-    }
-    g_float_sink = pa[n / 2];
-  };
-  const Timing nt = TimeBest(stream, stream, schedule);
-  const double nt_bytes = 3.0 * sizeof(float) * static_cast<double>(vectors * kLanes) * static_cast<double>(nt.iters);
-  // Other mixes of reads and writes: a copy with non-temporal stores (one read,
-  // one write stream) and a pure read. Kernels with these mixes (an
-  // elementwise map, a reduction) reach more than a triad does; the roofline
-  // needs the most any kernel can get.
-  auto copy = [&](long passes) {
+                        {
+                          const Vec vs = Splat(s);
+#pragma omp for schedule(static)
+                          for (long v = 0; v < vectors; ++v)
+                            StreamStore(pa + v * kLanes, Add(Load(pb + v * kLanes), Mul(vs, Load(pc + v * kLanes))));
+                          _mm_sfence();
+                        }
+                      }});
+  patterns.push_back({2 * array_bytes, [&](int threads) {
 #pragma omp parallel num_threads(threads)
-    for (long p = 0; p < passes; ++p) {
-#pragma omp for schedule(static) nowait
-      for (long v = 0; v < vectors; ++v) StreamStore(pa + v * kLanes, Load(pb + v * kLanes));
-      _mm_sfence();
-    }
-    g_float_sink = pa[n / 3];
-  };
-  const Timing cp = TimeBest(copy, copy, schedule);
-  const double copy_bytes = 2.0 * sizeof(float) * static_cast<double>(vectors * kLanes) * static_cast<double>(cp.iters);
-  auto read = [&](long passes) {
-    float total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-    for (long p = 0; p < passes; ++p) {
-      Vec acc[4] = {Splat(0), Splat(0), Splat(0), Splat(0)};
-#pragma omp for schedule(static) nowait
-      for (long v = 0; v < vectors / 4 * 4; v += 4)
-        for (int k = 0; k < 4; ++k) acc[k] = Add(acc[k], Load(pb + (v + k) * kLanes));
-      float lanes[kLanes];
-      Store(lanes, Add(Add(acc[0], acc[1]), Add(acc[2], acc[3])));
-      for (float x : lanes) total += x;
-    }
-    g_float_sink = total;
-  };
-  const Timing rd = TimeBest(read, read, schedule);
-  const double read_bytes =
-      sizeof(float) * static_cast<double>(vectors / 4 * 4 * kLanes) * static_cast<double>(rd.iters);
-  return std::max({plain, nt_bytes / nt.best_seconds / 1e9, copy_bytes / cp.best_seconds / 1e9,
-                   read_bytes / rd.best_seconds / 1e9});
-#else
-  return plain;
+                        {
+#pragma omp for schedule(static)
+                          for (long v = 0; v < vectors; ++v) StreamStore(pa + v * kLanes, Load(pb + v * kLanes));
+                          _mm_sfence();
+                        }
+                      }});
 #endif
+  patterns.push_back({array_bytes, [&](int threads) {
+                        float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+                        {
+                          Vec acc[4] = {Splat(0), Splat(0), Splat(0), Splat(0)};
+#pragma omp for schedule(static)
+                          for (long v = 0; v < vectors / 4 * 4; v += 4)
+                            for (int k = 0; k < 4; ++k) acc[k] = Add(acc[k], Load(pb + (v + k) * kLanes));
+                          float lanes[kLanes];
+                          Store(lanes, Add(Add(acc[0], acc[1]), Add(acc[2], acc[3])));
+                          for (float x : lanes) total += x;
+                        }
+                        g_float_sink = total;
+                      }});
+  std::vector<int> thread_counts = {max_threads};
+  if (max_threads > 2) thread_counts.push_back(max_threads / 2);
+  if (max_threads > 1) thread_counts.push_back(1);
+  double best = 0;
+  for (const Pattern& pattern : patterns)
+    for (int threads : thread_counts) {
+      pattern.pass(threads);  // warm-up: the team exists, the pages are mapped
+      for (int p = 0; p < std::max(1, passes); ++p) {
+#pragma omp parallel for schedule(static) num_threads(max_threads)
+        for (int part = 0; part < 3; ++part)
+          eval::EvictFromCaches(part == 0 ? pa : part == 1 ? pb : pc, n * sizeof(float));
+        const auto start = Clock::now();
+        pattern.pass(threads);
+        best = std::max(best, pattern.bytes / SecondsSince(start) / 1e9);
+      }
+    }
+  g_float_sink = pa[n / 2];
+  return best;
 }
 
 // ---------------------------------------------------------------------------
@@ -604,51 +576,189 @@ CpuTicks ReadCpuTicks() {
 
 }  // namespace
 
-HardwareProfile Calibrate(const CalibrationOptions& options) {
-  const CpuTicks before = ReadCpuTicks();
-  HardwareProfile h = MeasureProfile(options);
-  const CpuTicks after = ReadCpuTicks();
-  const double total = after.total - before.total;
-  if (total > 0) h.other_load = std::clamp((after.busy - before.busy - (after.self - before.self)) / total, 0.0, 1.0);
-  return h;
-}
+namespace {
 
-HardwareProfile MeasureProfile(const CalibrationOptions& options) {
-  const CpuInfo cpu = ReadCpuInfo();
-  HardwareProfile h;
-  h.machine = IdentityFrom(cpu);
-  h.measured_at = IsoUtcNow();
-  const int threads = h.machine.cores;
+// One round of every figure.
+struct Round {
+  double clock_ghz, bandwidth, peak_mm, peak_vec, sgemm;
+};
+
+Round MeasureRound(const CalibrationOptions& options, int threads) {
+  // seconds_per_test is the whole test, cut into runs of at most 20 ms: on a
+  // shared machine the best of many short runs is far more likely to include
+  // one that nothing else interrupted.
   const int repeats = std::max(1, options.repeats);
-  // seconds_per_test is the whole test. It is cut into runs of at most 20 ms,
-  // and at least `repeats` of them: on a shared machine the best of many short
-  // runs is far more likely to include one that nothing else interrupted.
   Schedule schedule;
   schedule.run_s = std::clamp(options.seconds_per_test / repeats, 1e-3, 0.02);
   schedule.runs = std::max(repeats, static_cast<int>(options.seconds_per_test / schedule.run_s));
-
-  // First, while no OpenMP or OpenBLAS worker is spinning: one core busy, the rest idle.
-  h.clock_ghz = MeasureClockGhz(schedule);
-
-  const long stream_bytes =
-      options.stream_bytes > 0 ? options.stream_bytes : std::max(8 * LastLevelCacheBytes(), 64L << 20);
-  // Memory bandwidth is shared with whatever else runs on the host and swings
-  // far more than the core's arithmetic: give its best-of a longer window.
-  Schedule stream_schedule = schedule;
-  stream_schedule.runs *= 3;
-  h.bandwidth_gbs = MeasureBandwidthGbs(stream_bytes, threads, stream_schedule);
-
-  h.peak_mm_gflops = MeasureAllCores(FmaKernel, 2.0 * kLanes * kAccumulators, threads, schedule);
-  h.peak_vec_gflops = MeasureAllCores(AddMulKernel, 1.0 * kLanes * kAccumulators, threads, schedule);
+  Round r{};
+  // The clock under FMA load right before the FMA peak, so both see the same machine.
+  r.clock_ghz = MeasureLoadedClockGhz(threads, schedule);
+  r.peak_mm = MeasureAllCores(FmaKernel, 2.0 * kLanes * kAccumulators, threads, schedule);
+  r.peak_vec = MeasureAllCores(AddMulKernel, 1.0 * kLanes * kAccumulators, threads, schedule);
+  r.bandwidth = MeasureBandwidthGbs(options.stream_bytes, threads, repeats);
   // Last: OpenBLAS workers keep spinning for a while after a call.
-  h.blas_sgemm_gflops = MeasureSgemmGflops(options.sgemm_n, threads, repeats);
+  r.sgemm = MeasureSgemmGflops(options.sgemm_n, threads, repeats);
+  return r;
+}
 
-  const PipeAssumption pipes = AssumedPipes(cpu, h.machine.simd_bits);
+MeasuredFigure Summarize(std::vector<double> rounds) {
+  MeasuredFigure f;
+  f.rounds = rounds;
+  std::sort(rounds.begin(), rounds.end(), std::greater<>());
+  if (rounds.empty()) return f;
+  f.best = rounds[0];
+  const double third = rounds[std::min<size_t>(2, rounds.size() - 1)];
+  f.spread = f.best > 0 ? (f.best - third) / f.best : 0;
+  return f;
+}
+
+// Whether the best two rounds agree within `within`.
+bool Stable(const MeasuredFigure& f, double within) {
+  if (f.rounds.size() < 2) return false;
+  std::vector<double> sorted = f.rounds;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  return sorted[0] > 0 && (sorted[0] - sorted[1]) / sorted[0] <= within;
+}
+
+struct Figures {
+  MeasuredFigure clock, bandwidth, peak_mm, peak_vec, sgemm;
+};
+
+Figures SummarizeRounds(const std::vector<Round>& rounds) {
+  auto pick = [&](double Round::*field) {
+    std::vector<double> v;
+    for (const Round& r : rounds) v.push_back(r.*field);
+    return Summarize(v);
+  };
+  return {pick(&Round::clock_ghz), pick(&Round::bandwidth), pick(&Round::peak_mm), pick(&Round::peak_vec),
+          pick(&Round::sgemm)};
+}
+
+// A profile from the figures so far. The theoretical peaks use the best
+// loaded clock; when the FMA peak sits at a whole fraction of them (one FMA
+// pipe where two were assumed) with the machine otherwise quiet, the pipe
+// count follows the measurement and a note says so.
+HardwareProfile ProfileFrom(const CpuInfo& cpu, const Figures& f, int rounds, std::vector<std::string>* notes) {
+  HardwareProfile h;
+  h.machine = IdentityFrom(cpu);
+  h.measured_at = IsoUtcNow();
+  h.rounds = rounds;
+  h.clock_ghz = f.clock.best;
+  h.bandwidth_gbs = f.bandwidth.best;
+  h.peak_mm_gflops = f.peak_mm.best;
+  h.peak_vec_gflops = f.peak_vec.best;
+  h.blas_sgemm_gflops = f.sgemm.best;
+  h.spreads = {{"clock", f.clock.spread},
+               {"bandwidth", f.bandwidth.spread},
+               {"peak_mm", f.peak_mm.spread},
+               {"peak_vec", f.peak_vec.spread},
+               {"sgemm", f.sgemm.spread}};
+  PipeAssumption pipes = AssumedPipes(cpu, h.machine.simd_bits);
+  const int cores = h.machine.cores;
+  const double per_pipe = cores * pipes.fma_lanes * 2.0 * h.clock_ghz;
+  if (per_pipe > 0 && pipes.fma_units > 1) {
+    const int fitted = static_cast<int>(std::lround(h.peak_mm_gflops / per_pipe));
+    if (fitted >= 1 && fitted < pipes.fma_units && h.peak_mm_gflops >= 0.95 * fitted * per_pipe &&
+        h.peak_mm_gflops <= 1.05 * fitted * per_pipe && f.peak_mm.spread < 0.02) {
+      if (notes)
+        notes->push_back("the FMA peak fits " + std::to_string(fitted) + " FMA pipe(s) per core, not the " +
+                         std::to_string(pipes.fma_units) + " assumed for this CPU family: the theoretical peak uses " +
+                         std::to_string(fitted));
+      pipes.vec_units = pipes.vec_units * fitted / pipes.fma_units;
+      pipes.fma_units = fitted;
+    }
+  }
   h.fma_units = pipes.fma_units;
   h.fma_lanes = pipes.fma_lanes;
-  h.theoretical_mm_gflops = threads * pipes.fma_units * pipes.fma_lanes * 2.0 * h.clock_ghz;
-  h.theoretical_vec_gflops = threads * pipes.vec_units * pipes.fma_lanes * h.clock_ghz;
+  h.theoretical_mm_gflops = cores * pipes.fma_units * pipes.fma_lanes * 2.0 * h.clock_ghz;
+  h.theoretical_vec_gflops = cores * pipes.vec_units * pipes.fma_lanes * h.clock_ghz;
   return h;
+}
+
+std::string Percent(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f%%", 100 * x);
+  return text;
+}
+
+std::string Rate(double x, const char* unit) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.1f %s", x, unit);
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> CheckProfile(const HardwareProfile& h, const CalibrationOptions& options) {
+  std::vector<std::string> problems;
+  if (h.other_load > options.max_other_load)
+    problems.push_back("other processes used " + Percent(h.other_load) + " of the CPU while it was measured (at most " +
+                       Percent(options.max_other_load) +
+                       " allowed): the machine was busy. Stop what else runs (another accelopt, a build, a test "
+                       "suite) and calibrate again.");
+  if (h.theoretical_mm_gflops > 0 && h.peak_mm_gflops < options.min_peak_fraction * h.theoretical_mm_gflops)
+    problems.push_back("the FMA peak measured " + Rate(h.peak_mm_gflops, "GFLOP/s") + ", " +
+                       Percent(h.peak_mm_gflops / h.theoretical_mm_gflops) + " of the theoretical " +
+                       Rate(h.theoretical_mm_gflops, "GFLOP/s") + " (at least " + Percent(options.min_peak_fraction) +
+                       " expected): a busy machine, or two threads sharing a core. Calibrate on an idle machine, "
+                       "or with one thread per physical core (taskset).");
+  if (h.blas_sgemm_gflops > h.peak_mm_gflops)
+    problems.push_back("OpenBLAS sgemm measured " + Rate(h.blas_sgemm_gflops, "GFLOP/s") + ", above the FMA peak of " +
+                       Rate(h.peak_mm_gflops, "GFLOP/s") +
+                       ", which is impossible: the FMA test was disturbed. Calibrate again on an idle machine.");
+  for (const auto& [name, spread] : h.spreads)
+    if (name != "sgemm" && spread > 5 * options.stable_within)
+      problems.push_back(name + " did not hold still: its best rounds differ by " + Percent(spread) + " over " +
+                         std::to_string(h.rounds) + " rounds. Calibrate again when the machine is quiet.");
+  return problems;
+}
+
+namespace {
+
+double BusyShare(const CpuTicks& before, const CpuTicks& after) {
+  const double total = after.total - before.total;
+  if (total <= 0) return 0;
+  return std::clamp((after.busy - before.busy - (after.self - before.self)) / total, 0.0, 1.0);
+}
+
+}  // namespace
+
+Result<Calibration> Calibrate(const CalibrationOptions& options) {
+  std::unique_ptr<eval::DeviceLock> lock;
+  if (options.device_lock) {
+    auto acquired = eval::DeviceLock::Acquire("cpu", "calibrating", eval::PrintWaitToStderr("cpu"));
+    if (!acquired) return acquired.error();
+    lock = std::move(*acquired);
+  }
+  const CpuInfo cpu = ReadCpuInfo();
+  const int threads = AffinityCores();
+  // Other processes' load over the rounds that decide the figures (the last min_rounds).
+  std::vector<CpuTicks> round_start;
+  std::vector<Round> rounds;
+  Calibration result;
+  const int max_rounds = std::max(options.min_rounds, options.max_rounds);
+  for (;;) {
+    round_start.push_back(ReadCpuTicks());
+    rounds.push_back(MeasureRound(options, threads));
+    const Figures figures = SummarizeRounds(rounds);
+    result.notes.clear();
+    result.profile = ProfileFrom(cpu, figures, static_cast<int>(rounds.size()), &result.notes);
+    const size_t window = std::min(rounds.size(), static_cast<size_t>(std::max(1, options.min_rounds)));
+    result.profile.other_load = BusyShare(round_start[rounds.size() - window], ReadCpuTicks());
+    if (static_cast<int>(rounds.size()) < options.min_rounds) continue;
+    const bool stable =
+        Stable(figures.clock, options.stable_within) && Stable(figures.bandwidth, 1.5 * options.stable_within) &&
+        Stable(figures.peak_mm, options.stable_within) && Stable(figures.peak_vec, options.stable_within);
+    result.problems = CheckProfile(result.profile, options);
+    if ((stable && result.problems.empty()) || static_cast<int>(rounds.size()) >= max_rounds) {
+      if (!stable && result.problems.empty())
+        result.notes.push_back("the figures still moved after " + std::to_string(rounds.size()) +
+                               " rounds; the spreads say by how much");
+      break;
+    }
+  }
+  return result;
 }
 
 }  // namespace accelopt::cpu

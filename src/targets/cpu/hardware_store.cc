@@ -5,6 +5,15 @@
 namespace accelopt::cpu {
 
 Json ToJson(const HardwareProfile& p) {
+  Json evidence = Json::array();
+  for (const PeakEvidence& e : p.evidence)
+    evidence.push_back({{"figure", e.figure},
+                        {"value", e.value},
+                        {"previous", e.previous},
+                        {"kernel_hash", e.kernel_hash},
+                        {"task", e.task},
+                        {"shape", e.shape},
+                        {"measured_at", e.measured_at}});
   return {{"machine",
            {{"cpu_model", p.machine.cpu_model},
             {"cores", p.machine.cores},
@@ -21,7 +30,10 @@ Json ToJson(const HardwareProfile& p) {
           {"theoretical_mm_gflops", p.theoretical_mm_gflops},
           {"theoretical_vec_gflops", p.theoretical_vec_gflops},
           {"measured_at", p.measured_at},
-          {"other_load", p.other_load}};
+          {"other_load", p.other_load},
+          {"rounds", p.rounds},
+          {"spreads", p.spreads},
+          {"evidence", evidence}};
 }
 
 Result<HardwareProfile> HardwareProfileFromJson(const Json& j) {
@@ -44,6 +56,14 @@ Result<HardwareProfile> HardwareProfileFromJson(const Json& j) {
     p.theoretical_vec_gflops = j.at("theoretical_vec_gflops").get<double>();
     p.measured_at = j.at("measured_at").get<std::string>();
     p.other_load = j.value("other_load", 0.0);
+    p.rounds = j.value("rounds", 0);
+    if (j.contains("spreads")) p.spreads = j.at("spreads").get<std::map<std::string, double>>();
+    if (j.contains("evidence"))
+      for (const Json& e : j.at("evidence"))
+        p.evidence.push_back({e.at("figure").get<std::string>(), e.at("value").get<double>(),
+                              e.at("previous").get<double>(), e.at("kernel_hash").get<std::string>(),
+                              e.at("task").get<std::string>(), e.at("shape").get<std::string>(),
+                              e.at("measured_at").get<std::string>()});
   } catch (const Json::exception& e) {
     return Error{std::string("hardware profile: ") + e.what()};
   }
