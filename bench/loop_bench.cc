@@ -83,6 +83,13 @@ struct TimedTarget : targets::Target {
     count += static_cast<int>(r.size());
     return out;
   }
+  Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override {
+    double start = NowSeconds();
+    auto out = inner->Compare(a, b);
+    seconds += NowSeconds() - start;
+    count += 2;
+    return out;
+  }
   std::unique_ptr<targets::Target> inner;
   double seconds = 0;
   int count = 0;

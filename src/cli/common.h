@@ -60,6 +60,7 @@ std::string FormatSeconds(double seconds);
 
 void RegisterTasks(CLI::App& app);
 void RegisterEval(CLI::App& app);
+void RegisterCompare(CLI::App& app);
 void RegisterCalibrate(CLI::App& app);
 void RegisterBench(CLI::App& app);
 void RegisterLlm(CLI::App& app);

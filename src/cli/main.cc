@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   accelopt::cli::RegisterTasks(app);
   accelopt::cli::RegisterEval(app);
+  accelopt::cli::RegisterCompare(app);
   accelopt::cli::RegisterCalibrate(app);
   accelopt::cli::RegisterBench(app);
   accelopt::cli::RegisterLlm(app);

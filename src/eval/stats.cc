@@ -1,6 +1,7 @@
 #include "eval/stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "core/check.h"
@@ -38,6 +39,36 @@ LatencyStats MostStable(const std::vector<std::vector<double>>& series) {
   }
   best.series = static_cast<int>(series.size());
   return best;
+}
+
+PairedSpeedup PairedComparison(const std::vector<double>& a_s, const std::vector<double>& b_s) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < a_s.size() && i < b_s.size(); ++i) ratios.push_back(a_s[i] / b_s[i]);
+  std::sort(ratios.begin(), ratios.end());
+  PairedSpeedup out;
+  const int n = static_cast<int>(ratios.size());
+  out.pairs = n;
+  if (n == 0) return out;
+  out.speedup = Quantile(ratios, 0.5);
+  // The largest k with P(Binomial(n, 1/2) < k) <= 2.5%: the k-th smallest and
+  // k-th largest ratios bound the median with at least 95% confidence.
+  double below = 0;                // P(X <= j - 1), accumulated
+  double term = std::pow(0.5, n);  // P(X = 0)
+  int k = 0;
+  for (int j = 0; j < n; ++j) {
+    if (below + term > 0.025) break;
+    below += term;
+    term *= static_cast<double>(n - j) / (j + 1);
+    k = j + 1;
+  }
+  if (k == 0) {  // too few pairs for 95%: the whole range
+    out.ci_low = ratios.front();
+    out.ci_high = ratios.back();
+  } else {
+    out.ci_low = ratios[static_cast<size_t>(k - 1)];
+    out.ci_high = ratios[static_cast<size_t>(n - k)];
+  }
+  return out;
 }
 
 }  // namespace accelopt::eval

@@ -19,6 +19,21 @@ LatencyStats Summarize(const std::vector<double>& samples_s);
 /// Requires at least one non-empty series.
 LatencyStats MostStable(const std::vector<std::vector<double>>& series);
 
+/// The speedup of B over A from calls timed in pairs (A then B, or B then A,
+/// back to back under the same conditions): the median of the pairs' ratios
+/// a/b, with a distribution-free 95% confidence interval for that median
+/// (order statistics of the ratios, from the binomial distribution of the
+/// sign test). Pairing cancels what drifts between pairs (the machine's
+/// clock, its load): only what differs within a pair remains.
+struct PairedSpeedup {
+  double speedup = 0;  ///< median of a_i / b_i: above 1, B is faster
+  double ci_low = 0, ci_high = 0;
+  int pairs = 0;
+};
+
+/// Requires a.size() == b.size() >= 1 and positive times.
+PairedSpeedup PairedComparison(const std::vector<double>& a_s, const std::vector<double>& b_s);
+
 /// Linear-interpolated quantile q in [0, 1]. Requires non-empty input.
 double Quantile(std::vector<double> values, double q);
 

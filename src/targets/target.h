@@ -7,12 +7,14 @@
 /// disk is full, the harness is missing).
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
 #include "eval/profile.h"
+#include "eval/stats.h"
 #include "suite/task.h"
 
 namespace accelopt::targets {
@@ -28,6 +30,14 @@ struct EvalRequest {
   const suite::Task* task = nullptr;  ///< must outlive the call
   std::string shape = "bench";
   Candidate candidate;
+};
+
+/// Two candidates measured side by side.
+struct PairedResult {
+  eval::Profile a, b;
+  /// The speedup of b over a from their interleaved calls, with its 95%
+  /// interval; absent when either is not ok.
+  std::optional<eval::PairedSpeedup> speedup;
 };
 
 class Target {
@@ -46,6 +56,13 @@ class Target {
                                                       const OnResult& on_result) = 0;
   std::vector<Result<eval::Profile>> Evaluate(std::span<const EvalRequest> requests) {
     return Evaluate(requests, OnResult{});
+  }
+  /// Evaluates `a` and `b` (same task and shape) together, with their timed
+  /// calls interleaved in one window: the way to decide which is faster.
+  /// Blocks. An Error when the target cannot (the default) or the infrastructure failed.
+  virtual Result<PairedResult> Compare(const EvalRequest& a, const EvalRequest& b) {
+    (void)a, (void)b;
+    return Error{"the " + name() + " target cannot time two kernels side by side"};
   }
 };
 

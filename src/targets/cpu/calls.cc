@@ -122,7 +122,9 @@ void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, Ou
         eval::PerturbRange(set, into, begin, end, *inputs.perturb, i);
       else
         eval::StreamCopy(into + begin, set + begin, static_cast<size_t>(end - begin) * sizeof(float));
-      if (flush) eval::EvictFromCaches(reinterpret_cast<const char*>(into + begin), static_cast<size_t>(end - begin) * sizeof(float));
+      if (flush)
+        eval::EvictFromCaches(reinterpret_cast<const char*>(into + begin),
+                              static_cast<size_t>(end - begin) * sizeof(float));
       set += n;
     }
     const size_t bytes = ElementBytes(outputs);

@@ -62,41 +62,71 @@ class Run {
   }
 
   Status Timed() {
+    if (auto w = Warmup(); !w) return w;
     const TimingOptions& t = options_.timing;
-    for (int i = 0; i < t.warmup && !over(); ++i)
-      if (auto c = OneCall(Fresh(), "warm-up call " + std::to_string(i + 1), nullptr); !c) return c;
-    const double first = timings_.empty() ? 1e-3 : timings_.front();
-    const long calls =
-        std::clamp<long>(static_cast<long>(t.budget_seconds / std::max(first, 1e-7)), t.min_calls, t.max_calls);
-    if (counters_) counters_->Enable();
+    const long calls = CallsPerSeries(FirstTiming());
     for (int s = 0; s < t.max_series && !over(); ++s) {
-      // Which calls of this series are checked: drawn here, kept here.
-      const size_t first_checked = static_cast<size_t>(s) * t.checked_per_series;
-      std::vector<long> positions;
-      if (first_checked + t.checked_per_series <= expected_.checked_count())
-        positions = DrawPositions(calls, t.checked_per_series);
-      std::vector<double> samples;
-      for (long c = 0; c < calls && !over(); ++c) {
-        const std::string label = "timed call " + std::to_string(c + 1) + " of series " + std::to_string(s + 1);
-        auto at = std::find(positions.begin(), positions.end(), c);
-        if (at == positions.end()) {
-          if (auto r = OneCall(Fresh(), label, nullptr); !r) return r;
-        } else {
-          const size_t k = first_checked + static_cast<size_t>(at - positions.begin());
-          const CheckedInputs& in = expected_.checked(k);
-          Kept kept{expected_.seeds() + k, label + ", with fresh inputs", {}};
-          if (auto r = OneCall({expected_.set(in.set), in.seed}, label, &kept); !r) return r;
-          if (!over()) kept_.push_back(std::move(kept)), ++checked_calls_;
-        }
-        if (!over()) samples.push_back(timings_.back());
-      }
+      BeginSeries(calls);
+      for (long c = 0; c < calls && !over(); ++c)
+        if (auto r = SeriesCall(c); !r) return r;
       if (over()) break;
-      series_.push_back(samples);
-      if (eval::Summarize(samples).spread <= t.spread_tolerance) break;
+      if (eval::Summarize(EndSeries()).spread <= t.spread_tolerance) break;
     }
     if (counters_) counters_->Disable();
     return Ok{};
   }
+
+  Status Warmup() {
+    for (int i = 0; i < options_.timing.warmup && !over(); ++i)
+      if (auto c = OneCall(Fresh(), "warm-up call " + std::to_string(i + 1), nullptr); !c) return c;
+    if (counters_) counters_->Enable();
+    return Ok{};
+  }
+
+  // The first call's time (a correctness call): what sizes the series.
+  double FirstTiming() const { return timings_.empty() ? 1e-3 : timings_.front(); }
+
+  // Timed calls per series for calls of about `seconds` each.
+  long CallsPerSeries(double seconds) const {
+    const TimingOptions& t = options_.timing;
+    return std::clamp<long>(static_cast<long>(t.budget_seconds / std::max(seconds, 1e-7)), t.min_calls, t.max_calls);
+  }
+
+  // A series of `calls` timed calls begins: which of them are checked is drawn here, kept here.
+  void BeginSeries(long calls) {
+    const TimingOptions& t = options_.timing;
+    series_first_checked_ = series_.size() * static_cast<size_t>(t.checked_per_series);
+    series_positions_.clear();
+    if (series_first_checked_ + t.checked_per_series <= expected_.checked_count())
+      series_positions_ = DrawPositions(calls, t.checked_per_series);
+    samples_.clear();
+  }
+
+  // Call `c` of the current series; its time is the series' latest sample.
+  Status SeriesCall(long c) {
+    const std::string label =
+        "timed call " + std::to_string(c + 1) + " of series " + std::to_string(series_.size() + 1);
+    auto at = std::find(series_positions_.begin(), series_positions_.end(), c);
+    if (at == series_positions_.end()) {
+      if (auto r = OneCall(Fresh(), label, nullptr); !r) return r;
+    } else {
+      const size_t k = series_first_checked_ + static_cast<size_t>(at - series_positions_.begin());
+      const CheckedInputs& in = expected_.checked(k);
+      Kept kept{expected_.seeds() + k, label + ", with fresh inputs", {}};
+      if (auto r = OneCall({expected_.set(in.set), in.seed}, label, &kept); !r) return r;
+      if (!over()) kept_.push_back(std::move(kept)), ++checked_calls_;
+    }
+    if (!over()) samples_.push_back(timings_.back());
+    return Ok{};
+  }
+
+  // The current series ends; its samples.
+  const std::vector<double>& EndSeries() {
+    series_.push_back(samples_);
+    return series_.back();
+  }
+
+  bool ok() const { return !over(); }
 
   // Ends the process, accounts for its CPU time, compares what was kept.
   Status Finish(bool timed) {
@@ -271,6 +301,9 @@ class Run {
   std::vector<Kept> kept_;
   std::vector<double> timings_;  // every call's, in order
   std::vector<std::vector<double>> series_;
+  std::vector<double> samples_;  // of the current series
+  std::vector<long> series_positions_;
+  size_t series_first_checked_ = 0;
   int checked_calls_ = 0;
 };
 
@@ -286,6 +319,51 @@ Status RunCandidate(const suite::BoundTask& bound, const std::string& library, E
   if (profile.status == Verdict::kOk && timed)
     if (auto s = run.Timed(); !s) return s;
   return run.Finish(timed);
+}
+
+Result<eval::PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::string& library_a,
+                                    const std::string& library_b, Expected& expected, const CpuTargetOptions& options,
+                                    const std::string& dir_a, const std::string& dir_b, eval::Profile& a,
+                                    eval::Profile& b) {
+  a.status = b.status = Verdict::kOk;
+  Run run_a(bound, expected, options, a), run_b(bound, expected, options, b);
+  if (auto s = run_a.Start(library_a, dir_a, true); !s) return s.error();
+  if (auto s = run_b.Start(library_b, dir_b, true); !s) return s.error();
+  for (Run* run : {&run_a, &run_b})
+    if (run->ok())
+      if (auto s = run->Correctness(); !s) return s.error();
+  for (Run* run : {&run_a, &run_b})
+    if (run->ok())
+      if (auto s = run->Warmup(); !s) return s.error();
+  // Interleaved: A and B alternate call by call, in the order AB, BA, AB, ...
+  // so that neither always runs right after the other; every call is
+  // prepared as in a single evaluation. Series continue until the interval
+  // is narrow or max_series is reached.
+  std::vector<double> times_a, times_b;
+  const TimingOptions& t = options.timing;
+  const long calls = run_a.CallsPerSeries(run_a.FirstTiming() + run_b.FirstTiming()) * 2;
+  for (int s = 0; s < t.max_series && run_a.ok() && run_b.ok(); ++s) {
+    run_a.BeginSeries(calls);
+    run_b.BeginSeries(calls);
+    for (long c = 0; c < calls && run_a.ok() && run_b.ok(); ++c) {
+      Run& first = c % 2 == 0 ? run_a : run_b;
+      Run& second = c % 2 == 0 ? run_b : run_a;
+      if (auto r = first.SeriesCall(c); !r) return r.error();
+      if (!first.ok()) break;
+      if (auto r = second.SeriesCall(c); !r) return r.error();
+    }
+    if (!run_a.ok() || !run_b.ok()) break;
+    const auto& series_a = run_a.EndSeries();
+    const auto& series_b = run_b.EndSeries();
+    times_a.insert(times_a.end(), series_a.begin(), series_a.end());
+    times_b.insert(times_b.end(), series_b.begin(), series_b.end());
+    const eval::PairedSpeedup so_far = eval::PairedComparison(times_a, times_b);
+    if ((so_far.ci_high - so_far.ci_low) / so_far.speedup <= 2 * t.spread_tolerance) break;
+  }
+  if (auto s = run_a.Finish(true); !s) return s.error();
+  if (auto s = run_b.Finish(true); !s) return s.error();
+  if (a.status != Verdict::kOk || b.status != Verdict::kOk) return eval::PairedSpeedup{};
+  return eval::PairedComparison(times_a, times_b);
 }
 
 }  // namespace accelopt::cpu

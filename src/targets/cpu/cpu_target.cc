@@ -87,6 +87,8 @@ class CpuTarget : public targets::Target {
 
   std::string name() const override { return "cpu"; }
 
+  Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override;
+
   bool Supports(const suite::Task& task) const override {
     std::error_code ec;
     return fs::exists(task.baseline_path(), ec) && fs::exists(task.reference_path(), ec);
@@ -130,11 +132,23 @@ class CpuTarget : public targets::Target {
                      Shared& shared) const;
   std::vector<Built> BuildAll(std::span<const targets::EvalRequest> batch, const suite::BoundTask& bound,
                               const std::vector<OtherShape>& others, const fs::path& dir) const;
-  void EvaluateBatch(std::span<const targets::EvalRequest> batch, std::vector<Result<Profile>>& out,
+  // A batch under way: its requests, builds, shared inputs and references,
+  // folder and the device it holds.
+  struct Batch {
+    std::span<const targets::EvalRequest> requests;
+    std::optional<suite::BoundTask> bound;
+    std::unique_ptr<ScratchDir> scratch;
+    std::vector<OtherShape> others;
+    Shared shared;
+    std::vector<Built> built;
+    std::unique_ptr<eval::DeviceLock> device;
+  };
+  Result<std::unique_ptr<Batch>> Begin(std::span<const targets::EvalRequest> requests);
+  void EvaluateBatch(std::span<const targets::EvalRequest> requests, std::vector<Result<Profile>>& out,
                      const OnResult& on_result);
-  Result<Profile> EvaluateBuilt(const targets::EvalRequest& request, const suite::BoundTask& bound, Built& built,
-                                Shared& shared, const std::vector<OtherShape>& others, const fs::path& dir,
-                                bool prepared_here);
+  Result<Profile> EvaluateBuilt(Batch& batch, size_t k);
+  Result<bool> Precheck(Batch& batch, size_t k, Profile& profile) const;
+  Status Postcheck(Batch& batch, size_t k, Profile& profile);
   Status CheckOtherShapes(const std::vector<OtherShape>& others, Built& built, Shared& shared, const fs::path& dir,
                           Profile& profile);
   void Score(const suite::BoundTask& bound, Profile& profile) const;
@@ -256,27 +270,22 @@ Status CpuTarget::CheckOtherShapes(const std::vector<OtherShape>& others, Built&
 // after another, each in its own folder, still under the lock: no timed call
 // shares the machine with a build, a reference run or another accelopt
 // process's measurement.
-void CpuTarget::EvaluateBatch(std::span<const targets::EvalRequest> batch, std::vector<Result<Profile>>& out,
-                              const OnResult& on_result) {
-  const targets::EvalRequest& first = batch.front();
-  auto report = [&](Result<Profile> result) {
-    out.push_back(std::move(result));
-    if (on_result) on_result(out.size() - 1, out.back());
-  };
-  auto fail_all = [&](const Error& e) {
-    for (size_t k = 0; k < batch.size(); ++k) report(e);
-  };
+Result<std::unique_ptr<CpuTarget::Batch>> CpuTarget::Begin(std::span<const targets::EvalRequest> requests) {
+  const targets::EvalRequest& first = requests.front();
+  auto batch = std::make_unique<Batch>();
+  batch->requests = requests;
   auto bound = suite::Bind(*first.task, first.shape);
-  if (!bound) return fail_all(bound.error());
+  if (!bound) return bound.error();
+  batch->bound.emplace(std::move(*bound));
   auto scratch = ScratchDir::Create(options_.work_dir, first.task->name, options_.keep_work);
-  if (!scratch) return fail_all(scratch.error());
-  const fs::path& dir = (*scratch)->path();
-  const std::vector<OtherShape> others = OtherShapesOf(first);
-  for (size_t k = 0; k < batch.size(); ++k) {
+  if (!scratch) return scratch.error();
+  batch->scratch = std::move(*scratch);
+  const fs::path& dir = batch->scratch->path();
+  batch->others = OtherShapesOf(first);
+  for (size_t k = 0; k < requests.size(); ++k) {
     std::error_code ec;
     fs::create_directories(CandidateDir(dir, k), ec);
   }
-  Shared shared;
   Result<std::unique_ptr<eval::DeviceLock>> device = std::unique_ptr<eval::DeviceLock>();
   auto preparing = std::async(std::launch::async, [&] {
     if (options_.device_lock) {
@@ -285,31 +294,103 @@ void CpuTarget::EvaluateBatch(std::span<const targets::EvalRequest> batch, std::
                                     options_.on_device_wait ? options_.on_device_wait : eval::PrintWaitToStderr("cpu"));
       if (!device) return;
     }
-    PrepareShared(*bound, others, dir, shared);
+    PrepareShared(*batch->bound, batch->others, dir, batch->shared);
   });
-  std::vector<Built> built = BuildAll(batch, *bound, others, dir);
+  batch->built = BuildAll(requests, *batch->bound, batch->others, dir);
   preparing.get();
-  if (!device) return fail_all(device.error());
-  for (size_t k = 0; k < batch.size(); ++k)
-    report(EvaluateBuilt(batch[k], *bound, built[k], shared, others, CandidateDir(dir, k), k == 0));
+  if (!device) return device.error();
+  batch->device = std::move(*device);
+  return batch;
 }
 
-Result<Profile> CpuTarget::EvaluateBuilt(const targets::EvalRequest& request, const suite::BoundTask& bound,
-                                         Built& built, Shared& shared, const std::vector<OtherShape>& others,
-                                         const fs::path& dir, bool prepared_here) {
+// Every candidate of a batch is built first, all builds in parallel; at the
+// same time the batch takes the device and, under its lock, draws the inputs
+// and runs the reference once for all candidates. The candidates then run one
+// after another, each in its own folder, still under the lock: no timed call
+// shares the machine with a build, a reference run or another accelopt
+// process's measurement.
+void CpuTarget::EvaluateBatch(std::span<const targets::EvalRequest> requests, std::vector<Result<Profile>>& out,
+                              const OnResult& on_result) {
+  auto report = [&](Result<Profile> result) {
+    out.push_back(std::move(result));
+    if (on_result) on_result(out.size() - 1, out.back());
+  };
+  auto batch = Begin(requests);
+  if (!batch) {
+    for (size_t k = 0; k < requests.size(); ++k) report(batch.error());
+    return;
+  }
+  for (size_t k = 0; k < requests.size(); ++k) report(EvaluateBuilt(**batch, k));
+}
+
+Result<targets::PairedResult> CpuTarget::Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) {
+  if (a.task != b.task || a.shape != b.shape) return Error{"compare: both kernels must be for the same task and shape"};
+  const targets::EvalRequest requests[2] = {a, b};
+  auto begun = Begin(requests);
+  if (!begun) return begun.error();
+  Batch& batch = **begun;
+  targets::PairedResult result;
+  Profile* profiles[2] = {&result.a, &result.b};
+  bool runnable[2];
+  for (size_t k = 0; k < 2; ++k) {
+    auto can_run = Precheck(batch, k, *profiles[k]);
+    if (!can_run) return can_run.error();
+    runnable[k] = *can_run;
+  }
+  if (runnable[0] && runnable[1]) {
+    auto pair = RunPair(*batch.bound, batch.built[0].main->library_path, batch.built[1].main->library_path,
+                        *batch.shared.expected, options_, CandidateDir(batch.scratch->path(), 0).string(),
+                        CandidateDir(batch.scratch->path(), 1).string(), result.a, result.b);
+    if (!pair) return pair.error();
+    if (pair->pairs > 0) result.speedup = *pair;
+  } else {
+    for (size_t k = 0; k < 2; ++k)
+      if (runnable[k])
+        if (auto s =
+                RunCandidate(*batch.bound, batch.built[k].main->library_path, *batch.shared.expected, options_,
+                             CandidateDir(batch.scratch->path(), k).string(), options_.timing_enabled, *profiles[k]);
+            !s)
+          return s.error();
+  }
+  for (size_t k = 0; k < 2; ++k)
+    if (runnable[k])
+      if (auto s = Postcheck(batch, k, *profiles[k]); !s) return s.error();
+  // Scoring may find one of them beyond the roofline: then there is nothing to compare.
+  if (result.a.status != Verdict::kOk || result.b.status != Verdict::kOk) result.speedup.reset();
+  return result;
+}
+
+Result<Profile> CpuTarget::EvaluateBuilt(Batch& batch, size_t k) {
   Profile profile;
+  auto runnable = Precheck(batch, k, profile);
+  if (!runnable) return runnable.error();
+  if (!*runnable) return profile;
+  if (auto s = RunCandidate(*batch.bound, batch.built[k].main->library_path, *batch.shared.expected, options_,
+                            CandidateDir(batch.scratch->path(), k).string(), options_.timing_enabled, profile);
+      !s)
+    return s.error();
+  if (auto s = Postcheck(batch, k, profile); !s) return s.error();
+  return profile;
+}
+
+// Fills what is known before the kernel runs; whether it can run (it
+// compiled and imports nothing forbidden). Counts the batch's shared
+// preparation against its first candidate.
+Result<bool> CpuTarget::Precheck(Batch& batch, size_t k, Profile& profile) const {
+  const targets::EvalRequest& request = batch.requests[k];
+  Built& built = batch.built[k];
   profile.task = request.task->name;
   profile.shape = request.shape;
   profile.tolerance = request.task->tolerance;
   profile.seeds = options_.seeds;
-  if (options_.keep_work) profile.work_dir = dir.string();
+  if (options_.keep_work) profile.work_dir = CandidateDir(batch.scratch->path(), k).string();
   if (!built.main) return built.main.error();
   RecordCompile(*built.main, profile);
   if (!built.main->ok) {
     profile.status = Verdict::kCompileError;
     profile.message = "the kernel does not compile (see the compile log)";
     profile.wall_seconds = NowSeconds() - built.started;
-    return profile;
+    return false;
   }
   bool allow_blas = !request.candidate.libraries.empty();  // a vendor anchor names its library
   auto forbidden = ForbiddenSymbolUse(built.main->library_path, allow_blas);
@@ -318,28 +399,34 @@ Result<Profile> CpuTarget::EvaluateBuilt(const targets::EvalRequest& request, co
     profile.status = Verdict::kForbidden;
     profile.message = **forbidden;
     profile.wall_seconds = NowSeconds() - built.started;
-    return profile;
+    return false;
   }
-  Expected& expected = *shared.expected;
+  Expected& expected = *batch.shared.expected;
   if (!expected.status()) return expected.status().error();
   // Drawn and computed once for the batch: counted where they were waited for.
-  if (prepared_here) {
+  if (k == 0) {
     profile.phase_seconds["inputs"] = expected.inputs_seconds();
     profile.phase_seconds["reference"] = expected.reference_seconds();
   }
-  const bool timed = options_.timing_enabled;
-  if (auto s = RunCandidate(bound, built.main->library_path, expected, options_, dir.string(), timed, profile); !s)
-    return s.error();
+  return true;
+}
+
+// After the kernel ran: the other shapes, then the score.
+Status CpuTarget::Postcheck(Batch& batch, size_t k, Profile& profile) {
+  const Expected& expected = *batch.shared.expected;
   if (profile.status == Verdict::kOk) {
     profile.message = "correct on " + std::to_string(options_.seeds) + " seeds and " +
                       std::to_string(profile.checked_calls) + " checked timed calls";
     if (!expected.float32_missing().empty())
       profile.message += " (no per-element bound: " + expected.float32_missing() + ")";
-    if (auto s = CheckOtherShapes(others, built, shared, dir, profile); !s) return s.error();
+    if (auto s = CheckOtherShapes(batch.others, batch.built[k], batch.shared, CandidateDir(batch.scratch->path(), k),
+                                  profile);
+        !s)
+      return s;
   }
-  if (profile.status == Verdict::kOk) Score(bound, profile);
-  profile.wall_seconds = NowSeconds() - built.started;
-  return profile;
+  if (profile.status == Verdict::kOk) Score(*batch.bound, profile);
+  profile.wall_seconds = NowSeconds() - batch.built[k].started;
+  return Ok{};
 }
 
 void CpuTarget::Score(const suite::BoundTask& bound, Profile& profile) const {

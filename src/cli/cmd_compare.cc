@@ -1,0 +1,80 @@
+// accelopt compare: time two kernels of one task side by side, interleaved,
+// and say how much faster the second is, with a confidence interval.
+
+#include <fmt/core.h>
+
+#include "cli/common.h"
+#include "cli/print_profile.h"
+#include "core/json_io.h"
+
+namespace accelopt::cli {
+
+void RegisterCompare(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "time kernels A and B of one task interleaved (A, B, B, A, ... in one window, each call prepared alike) and "
+      "print the speedup of B over A with its 95% confidence interval\n"
+      "exit code: 0 both ok, 3 either kernel's status is not ok, 1 error");
+  static CommonFlags flags;
+  static std::string task_name, path_a, path_b, shape = "bench";
+  static bool json = false, verbose = false;
+  static EvalFlags eval_flags;
+  cmd->add_option("TASK", task_name, "task name (see `accelopt tasks`)")->required();
+  cmd->add_option("A", path_a, "the first kernel (the one compared against)")->required();
+  cmd->add_option("B", path_b, "the second kernel")->required();
+  cmd->add_option("--shape", shape, "shape: bench or test");
+  cmd->add_flag("--json", json, "print speedup, ci_low, ci_high, pairs and both profiles as JSON");
+  cmd->add_flag("-v,--verbose", verbose, "show both profiles in full");
+  AddEvalFlags(*cmd, eval_flags);
+  AddSuiteFlag(*cmd, flags);
+  cmd->callback([] {
+    auto tasks = LoadSuiteOrExit(flags.suite_dir);
+    const suite::Task* task = SelectTasks(tasks, {task_name}).front();
+    auto source_a = ReadFile(path_a);
+    if (!source_a) throw Exit{kExitError, source_a.error().message};
+    auto source_b = ReadFile(path_b);
+    if (!source_b) throw Exit{kExitError, source_b.error().message};
+    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
+    auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, eval_flags));
+    targets::EvalRequest a{task, shape, {*source_a, path_a, {}}};
+    targets::EvalRequest b{task, shape, {*source_b, path_b, {}}};
+    auto result = target->Compare(a, b);
+    if (!result) throw Exit{kExitError, result.error().message};
+    const bool both_ok = result->speedup.has_value();
+    if (json) {
+      Json j = {{"task", task->name}, {"shape", shape}, {"a", result->a.ToJson()}, {"b", result->b.ToJson()}};
+      if (both_ok) {
+        j["speedup"] = result->speedup->speedup;
+        j["ci_low"] = result->speedup->ci_low;
+        j["ci_high"] = result->speedup->ci_high;
+        j["pairs"] = result->speedup->pairs;
+      } else {
+        j["speedup"] = nullptr;
+      }
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      for (const auto& [label, path, profile] :
+           {std::tuple{"A", path_a, &result->a}, std::tuple{"B", path_b, &result->b}}) {
+        if (verbose) {
+          fmt::print("== {}: {}\n", label, path);
+          PrintProfile(*profile, true);
+          continue;
+        }
+        std::string line = fmt::format("{}  {:<40} {}", label, path, eval::VerdictName(profile->status));
+        if (profile->latency)
+          line += fmt::format("  median {}  min {}  spread {:.2f}%", FormatSeconds(profile->latency->median_s),
+                              FormatSeconds(profile->latency->min_s), 100 * profile->latency->spread);
+        if (profile->status != eval::Verdict::kOk) line += ": " + profile->message;
+        fmt::print("{}\n", line);
+      }
+      if (both_ok)
+        fmt::print("speedup of B over A: {:.3f}x (95% interval {:.3f}-{:.3f}, {} interleaved pairs)\n",
+                   result->speedup->speedup, result->speedup->ci_low, result->speedup->ci_high, result->speedup->pairs);
+      else
+        fmt::print("no speedup: both kernels must be ok to be compared\n");
+    }
+    if (!both_ok) throw Exit{kExitVerdict, ""};
+  });
+}
+
+}  // namespace accelopt::cli
