@@ -69,6 +69,34 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
   return out;
 }
 
+Result<eval::PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const std::string& child) {
+  const std::string key = "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/compare/" +
+                          agents::CodeHash(parent) + "-" + agents::CodeHash(child);
+  auto recorded = store_.GetEvaluation(key);
+  if (!recorded) return recorded.error();
+  if (*recorded) {
+    const Json& j = **recorded;
+    try {
+      return eval::PairedSpeedup{j.at("speedup"), j.at("ci_low"), j.at("ci_high"), j.at("pairs")};
+    } catch (const Json::exception& e) {
+      return Error{"recorded comparison " + key + ": " + e.what()};
+    }
+  }
+  targets::EvalRequest a{&task_, shape_, {parent, "parent", {}}};
+  targets::EvalRequest b{&task_, shape_, {child, "child", {}}};
+  auto result = target_.Compare(a, b);
+  if (!result) return result.error();
+  if (!result->speedup)
+    return Error{std::string("side by side, the parent was ") + eval::VerdictName(result->a.status) +
+                 " and the child " + eval::VerdictName(result->b.status) + ": " +
+                 (result->b.status != eval::Verdict::kOk ? result->b.message : result->a.message)};
+  const eval::PairedSpeedup& s = *result->speedup;
+  Json record = {{"speedup", s.speedup}, {"ci_low", s.ci_low}, {"ci_high", s.ci_high}, {"pairs", s.pairs},
+                 {"parent", result->a.ToJson()}, {"child", result->b.ToJson()}};
+  if (auto put = store_.PutEvaluation(key, run_id_, task_.name, record); !put) return put.error();
+  return s;
+}
+
 RunRecorder::RunRecorder(store::Store& store, llm::LlmClient& client, int64_t run_id, std::string task,
                          std::string memory_name, int iterations)
     : store_(store),
@@ -115,6 +143,12 @@ void RunRecorder::OnLesson(memory::MemoryLesson& lesson, const search::Candidate
   else
     fmt::print(stderr, "warning: {}\n", id.error().message);
   fmt::print(stderr, "  lesson ({:.2f}x): {}\n", lesson.speedup, lesson.title);
+}
+
+void RunRecorder::OnComparison(const search::Candidate& parent, const search::Candidate& child) {
+  const eval::PairedSpeedup& s = *child.vs_parent;
+  fmt::print(stderr, "  candidate {} against its parent {}, side by side: {:.3f}x (95% interval {:.3f}-{:.3f}, {} pairs)\n",
+             child.id, parent.id, s.speedup, s.ci_low, s.ci_high, s.pairs);
 }
 
 void RunRecorder::OnAgentFailure(const std::string& role, const std::string& message) {

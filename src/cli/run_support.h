@@ -35,6 +35,9 @@ class StoreEvaluator : public search::CandidateEvaluator {
   StoreEvaluator(store::Store& store, targets::Target& target, const suite::Task& task, std::string shape,
                  int64_t run_id);
   std::vector<Result<eval::Profile>> Evaluate(const std::vector<std::string>& codes) override;
+  /// Timed side by side on the target; recorded in the store (beside the
+  /// evaluations, keyed by both codes), so a resumed run does not time a pair twice.
+  Result<eval::PairedSpeedup> Compare(const std::string& parent, const std::string& child) override;
   Result<eval::Profile> EvaluateOne(const std::string& code);
 
  private:
@@ -53,6 +56,7 @@ class RunRecorder : public search::SearchListener {
               int iterations);
   void OnCandidate(search::Candidate& candidate) override;
   void OnLesson(memory::MemoryLesson& lesson, const search::Candidate& slow, const search::Candidate& fast) override;
+  void OnComparison(const search::Candidate& parent, const search::Candidate& child) override;
   void OnAgentFailure(const std::string& role, const std::string& message) override;
   void OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) override;
   void OnIteration(int iteration, const std::vector<search::Candidate>& beam,

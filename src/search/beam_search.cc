@@ -11,8 +11,14 @@
 namespace accelopt::search {
 
 Json ToJson(const Candidate& c) {
-  return {{"id", c.id},     {"iteration", c.iteration}, {"parent_id", c.parent_id}, {"parent_hash", c.parent_hash},
-          {"plan", c.plan}, {"code", c.code},           {"hash", c.hash},           {"profile", c.profile.ToJson()}};
+  Json j = {{"id", c.id},     {"iteration", c.iteration}, {"parent_id", c.parent_id}, {"parent_hash", c.parent_hash},
+            {"plan", c.plan}, {"code", c.code},           {"hash", c.hash},           {"profile", c.profile.ToJson()}};
+  if (c.vs_parent)
+    j["vs_parent"] = {{"speedup", c.vs_parent->speedup},
+                      {"ci_low", c.vs_parent->ci_low},
+                      {"ci_high", c.vs_parent->ci_high},
+                      {"pairs", c.vs_parent->pairs}};
+  return j;
 }
 
 Result<Candidate> CandidateFromJson(const Json& j) {
@@ -25,6 +31,10 @@ Result<Candidate> CandidateFromJson(const Json& j) {
     c.plan = j.at("plan");
     c.code = j.at("code");
     c.hash = j.at("hash");
+    if (j.contains("vs_parent")) {
+      const Json& v = j.at("vs_parent");
+      c.vs_parent = eval::PairedSpeedup{v.at("speedup"), v.at("ci_low"), v.at("ci_high"), v.at("pairs")};
+    }
   } catch (const Json::exception& e) {
     return Error{std::string("candidate: ") + e.what()};
   }
@@ -238,20 +248,40 @@ class Iteration {
     failures_.clear();
   }
 
-  // Keeps one sample per (kernel, plan), summarizes the picked pairs, updates the memory.
+  // The kept child against its parent: timed side by side when the evaluator
+  // can, else the ratio of the two medians (an interval of one point).
+  Speedup CompareWithParent(const Candidate& parent, Candidate& child) {
+    auto paired = evaluator_.Compare(parent.code, child.code);
+    if (paired && paired->pairs > 0) {
+      child.vs_parent = *paired;
+      listener_.OnComparison(parent, child);
+      return {paired->speedup, paired->ci_low, paired->ci_high};
+    }
+    if (!paired) listener_.OnAgentFailure("comparison", paired.error().message);
+    const double ratio = parent.latency() / child.latency();
+    return {ratio, ratio, ratio};
+  }
+
+  // Keeps one sample per (kernel, plan), compares it with its parent side by
+  // side, summarizes the picked pairs, updates the memory. A kept child
+  // enters the beam's pool only when faster than its parent.
   void Learn() {
     std::vector<std::pair<const Candidate*, const Candidate*>> pairs;  // (parent, kept)
-    std::vector<double> speedups;
+    std::vector<Speedup> speedups;
     std::vector<const agents::Plan*> plans;
     for (auto& p : proposals_) {
       if (p.samples.empty()) continue;
       const Candidate& parent = state_.beam[p.parent];
       std::vector<Sample> samples;
       for (const auto& c : p.samples) samples.push_back({c.ok(), c.latency()});
-      const Candidate& kept = p.samples[KeepSample(samples, parent.latency())];
+      Candidate& kept = p.samples[KeepSample(samples, parent.latency())];
       if (!kept.ok() || !parent.ok() || kept.hash == parent.hash) continue;
+      // A duplicate of a candidate already compared (another plan's, an earlier iteration's) is not a new pair.
+      if (!compared_.insert(parent.hash + "/" + kept.hash).second) continue;
+      const Speedup speedup = CompareWithParent(parent, kept);
+      if (speedup.low > 1.0) beats_parent_.insert(kept.hash);
       pairs.push_back({&parent, &kept});
-      speedups.push_back(parent.latency() / kept.latency());
+      speedups.push_back(speedup);
       plans.push_back(&p.plan);
     }
     std::vector<size_t> picked =
@@ -260,7 +290,7 @@ class Iteration {
     ParallelFor(picked.size(), options_.llm_parallelism, [&](size_t i) {
       size_t k = picked[i];
       const auto& [slow, fast] = pairs[k];
-      double speedup = speedups[k];
+      double speedup = speedups[k].estimate;
       auto lesson = agents_.Summarize(slow->code, fast->code, *plans[k], speedup,
                                       key_ + "/summary/" + slow->hash + "-" + fast->hash);
       if (!lesson) return Fail("summarizer", lesson.error().message);
@@ -277,10 +307,13 @@ class Iteration {
     memory_.Update(fresh);
   }
 
+  // The beam keeps its kernels and gains the children that beat their parent
+  // side by side (Learn), the best B distinct by median latency.
   void UpdateBeam() {
     std::vector<Candidate> pool = state_.beam;
     for (auto& p : proposals_)
-      for (auto& c : p.samples) pool.push_back(c);
+      for (auto& c : p.samples)
+        if (beats_parent_.count(c.hash)) pool.push_back(c);
     std::vector<Sample> samples;
     std::vector<std::string> hashes;
     for (const auto& c : pool) samples.push_back({c.ok(), c.latency()}), hashes.push_back(c.hash);
@@ -304,6 +337,8 @@ class Iteration {
   std::vector<std::pair<std::string, std::string>> failures_;
   std::map<std::string, Candidate> seen_;
   std::set<std::string> known_;
+  std::set<std::string> compared_;      // "parent/child" hashes compared in this iteration
+  std::set<std::string> beats_parent_;  // children faster than their parent, side by side
   int evaluated_ = 0, total_ = 0;
 };
 

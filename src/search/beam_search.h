@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "agents/agents.h"
 #include "core/json_io.h"
 #include "eval/profile.h"
+#include "eval/stats.h"
 #include "memory/memory.h"
 
 namespace accelopt::search {
@@ -38,6 +40,10 @@ struct Candidate {
   std::string plan;  ///< the plan's text ("" for the baseline)
   std::string code, hash;
   eval::Profile profile;
+  /// Its speedup over its parent, timed side by side (interleaved), when the
+  /// search compared them: what decided whether it entered the beam and
+  /// whether the pair became a lesson.
+  std::optional<eval::PairedSpeedup> vs_parent;
   bool ok() const { return profile.status == eval::Verdict::kOk && profile.latency.has_value(); }
   double latency() const { return ok() ? profile.latency->median_s : 0; }
 };
@@ -50,6 +56,13 @@ class CandidateEvaluator {
  public:
   virtual ~CandidateEvaluator() = default;
   virtual std::vector<Result<eval::Profile>> Evaluate(const std::vector<std::string>& codes) = 0;
+  /// The speedup of `child` over `parent`, their timed calls interleaved in
+  /// one window. An Error when the evaluator cannot compare (the default) or
+  /// failed: the search then decides from the two medians.
+  virtual Result<eval::PairedSpeedup> Compare(const std::string& parent, const std::string& child) {
+    (void)parent, (void)child;
+    return Error{"this evaluator cannot compare two kernels side by side"};
+  }
 };
 
 /// Where a search reports what it does. Called on the search's thread.
@@ -62,6 +75,8 @@ class SearchListener {
   virtual void OnLesson(memory::MemoryLesson& lesson, const Candidate& slow, const Candidate& fast) {
     (void)lesson, (void)slow, (void)fast;
   }
+  /// A kept child was compared with its parent side by side (child.vs_parent is set).
+  virtual void OnComparison(const Candidate& parent, const Candidate& child) { (void)parent, (void)child; }
   /// An agent call failed (recorded by the model port already); the search goes on.
   virtual void OnAgentFailure(const std::string& role, const std::string& message) { (void)role, (void)message; }
   /// Progress within an iteration.

@@ -22,19 +22,20 @@ size_t KeepSample(const std::vector<Sample>& samples, double parent_latency_s) {
   return worst;
 }
 
-std::vector<size_t> PickLessonPairs(const std::vector<double>& speedups, size_t top_k, double max_threshold,
+std::vector<size_t> PickLessonPairs(const std::vector<Speedup>& speedups, size_t top_k, double max_threshold,
                                     double min_threshold) {
   std::vector<size_t> order(speedups.size());
   std::iota(order.begin(), order.end(), 0);
   std::vector<size_t> faster, slower;
   for (size_t i : order) {
-    if (speedups[i] > max_threshold)
+    if (speedups[i].low > max_threshold)
       faster.push_back(i);
-    else if (speedups[i] < 1.0 / min_threshold)
+    else if (speedups[i].high < 1.0 / min_threshold)
       slower.push_back(i);
   }
-  std::stable_sort(faster.begin(), faster.end(), [&](size_t a, size_t b) { return speedups[a] > speedups[b]; });
-  std::stable_sort(slower.begin(), slower.end(), [&](size_t a, size_t b) { return speedups[a] < speedups[b]; });
+  auto estimate = [&](size_t i) { return speedups[i].estimate; };
+  std::stable_sort(faster.begin(), faster.end(), [&](size_t a, size_t b) { return estimate(a) > estimate(b); });
+  std::stable_sort(slower.begin(), slower.end(), [&](size_t a, size_t b) { return estimate(a) < estimate(b); });
   std::vector<size_t> picked(faster.begin(), faster.begin() + std::min(faster.size(), top_k / 2));
   for (size_t i : slower)
     if (picked.size() < top_k) picked.push_back(i);

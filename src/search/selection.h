@@ -19,10 +19,17 @@ struct Sample {
 /// Requires at least one sample.
 size_t KeepSample(const std::vector<Sample>& samples, double parent_latency_s);
 
-/// Indices of the (parent, kept) pairs to summarize, given their speedups
-/// (parent latency / kept latency): up to top_k/2 with speedup > max_threshold,
-/// best first, then filled to top_k with speedup < 1/min_threshold, worst first.
-std::vector<size_t> PickLessonPairs(const std::vector<double>& speedups, size_t top_k, double max_threshold,
+/// A speedup (parent time / child time) with its 95% interval; from a paired
+/// comparison, or low == high == estimate when only two medians are known.
+struct Speedup {
+  double estimate = 0, low = 0, high = 0;
+};
+
+/// Indices of the (parent, kept) pairs to summarize: up to top_k/2 whose whole
+/// interval lies above max_threshold, best first, then filled to top_k with
+/// those whose whole interval lies below 1/min_threshold, worst first. A pair
+/// whose interval reaches into [1/min_threshold, max_threshold] teaches nothing.
+std::vector<size_t> PickLessonPairs(const std::vector<Speedup>& speedups, size_t top_k, double max_threshold,
                                     double min_threshold);
 
 /// Indices of the best `width` distinct candidates by latency, among those

@@ -14,14 +14,27 @@ TEST(KeepSample, WorstWhenNoneBeatsTheParent) {
   EXPECT_EQ(KeepSample({{false, 0}, {false, 0}}, 2.0), 0u);
 }
 
+std::vector<Speedup> Exact(const std::vector<double>& estimates) {
+  std::vector<Speedup> out;
+  for (double e : estimates) out.push_back({e, e, e});
+  return out;
+}
+
 TEST(PickLessonPairs, HalfPositivesBestFirstThenNegativesWorstFirst) {
-  //                          0     1    2     3    4    5     6
-  std::vector<double> speedup{1.5, 1.02, 3.0, 0.5, 0.8, 0.95, 2.0};
+  //                                0     1    2     3    4    5     6
+  std::vector<Speedup> speedup = Exact({1.5, 1.02, 3.0, 0.5, 0.8, 0.95, 2.0});
   // top_k 4: positives > 1.04 best first, at most 2 -> {2, 6}; negatives < 1/1.15 (0.8696) worst first -> {3, 4}.
   EXPECT_EQ(PickLessonPairs(speedup, 4, 1.04, 1.15), (std::vector<size_t>{2, 6, 3, 4}));
   // Few negatives: the rest stays empty (no filling with neutral pairs).
-  EXPECT_EQ(PickLessonPairs({1.5, 2.0, 1.2}, 4, 1.04, 1.15), (std::vector<size_t>{1, 0}));
-  EXPECT_TRUE(PickLessonPairs({1.0, 1.01}, 8, 1.04, 1.15).empty());
+  EXPECT_EQ(PickLessonPairs(Exact({1.5, 2.0, 1.2}), 4, 1.04, 1.15), (std::vector<size_t>{1, 0}));
+  EXPECT_TRUE(PickLessonPairs(Exact({1.0, 1.01}), 8, 1.04, 1.15).empty());
+}
+
+// Measured 1.05x and 1.06x apart, but with intervals reaching below the
+// threshold: noise, not a lesson. Only a whole interval beyond it counts.
+TEST(PickLessonPairs, OnlyIntervalsWhollyBeyondTheThresholdsBecomeLessons) {
+  std::vector<Speedup> speedup{{1.05, 0.98, 1.12}, {1.06, 1.045, 1.08}, {0.80, 0.70, 0.90}, {0.80, 0.75, 0.86}};
+  EXPECT_EQ(PickLessonPairs(speedup, 8, 1.04, 1.15), (std::vector<size_t>{1, 3}));
 }
 
 TEST(PickBeam, BestDistinctCorrect) {
