@@ -2,6 +2,8 @@
 /// Steady-clock readings in seconds, for timing the engine's own work.
 
 #include <chrono>
+#include <ctime>
+#include <string>
 
 namespace accelopt {
 
@@ -13,6 +15,16 @@ inline double NowSeconds() {
 /// Seconds elapsed since `start`.
 inline double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The current time as ISO-8601 UTC, to the second ("2026-11-23T02:46:05Z").
+inline std::string IsoUtcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
 }
 
 }  // namespace accelopt

@@ -12,13 +12,6 @@
 namespace accelopt::llm {
 namespace {
 
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return buf;
-}
-
 bool Retryable(FailureKind kind) {
   return kind == FailureKind::kTimeout || kind == FailureKind::kConnection || kind == FailureKind::kRateLimited ||
          kind == FailureKind::kServerError;
@@ -178,7 +171,7 @@ Result<ChatResponse> LlmClient::Chat(const std::string& agent_role, const std::v
   CallRecord record;
   record.agent_role = agent_role;
   record.prompt = messages;
-  record.started_at = UtcNow();
+  record.started_at = IsoUtcNow();
   {
     std::lock_guard lock(mu_);
     record.id = "call-" + std::to_string(next_id_++);
