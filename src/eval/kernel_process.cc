@@ -257,6 +257,9 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(KernelProcessOptions
   if (!ready) return ready.error();
   if (!*ready) return k;          // failed during setup (failed() says how)
   k->mapped_at_ = block->layout;  // no kernel code has run yet: as the harness wrote it
+  // Ready: the spinner parks until the first command is prepared (Prepare) or released.
+  k->watcher_->Released(NowSeconds());
+  k->armed_for_ = 0;
 
   return k;
 }
@@ -312,6 +315,10 @@ Result<bool> KernelProcess::WaitForStop(const std::string& late, bool poll_once,
     process_->DrainOutput();
     SleepSeconds(pause);
   }
+}
+
+void KernelProcess::Prepare() {
+  if (watcher_ && !failure_ && !finished_) Arm(sequence_ + 1);
 }
 
 void KernelProcess::Arm(uint32_t sequence) {
@@ -392,7 +399,6 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
   CommandTiming timing;
   timing.seconds = std::max(0.0, returned - released);
   last_seconds_ = timing.seconds;
-  Arm(sequence + 1);  // watching already while the monitor prepares the next command
   return std::optional<CommandTiming>{timing};
 }
 

@@ -82,6 +82,13 @@ class KernelProcess {
   /// Where the harness mapped argument i, as it reported before the kernel was loaded.
   const protocol::Layout& mapped_at() const { return mapped_at_; }
 
+  /// The monitor begins preparing this process's next command: from now until
+  /// shortly after its release, a thread watches for its end spinning (at idle
+  /// priority), so that a short command's end is seen at once. Call it right
+  /// before preparing, and only for the process that runs next: a spinner left
+  /// on while another process's command runs would slow that one.
+  void Prepare();
+
   /// An empty command: the handshake alone (release, "done", stop seen), timed
   /// like a call. Before Load, no kernel code can influence it. Nothing when
   /// the process failed (failed()).

@@ -112,6 +112,7 @@ size_t ArgumentBytes(const suite::BoundTask& bound, OutputType outputs) {
 
 void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, OutputType outputs,
                  const CallInputs& inputs, bool flush) {
+  process.Prepare();
   InParts(ArgumentBytes(bound, outputs), [&](int part, int parts) {
     const float* set = inputs.set;
     for (size_t i = 0; i < bound.inputs.size(); ++i) {
