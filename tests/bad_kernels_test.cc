@@ -300,6 +300,76 @@ TEST(Suspect, FasterThanTheRooflineIsNotTrusted) {
   EXPECT_EQ(profile->ToJson()["status"], "suspect");
 }
 
+// An honest kernel faster than a calibrated rate that was a little low is
+// evidence, not guilt: measured again, it raises the rate (the kernel's hash
+// kept as evidence), stays ok and scores at most 100%. Far beyond what the
+// calibration could have missed, it is suspect.
+class BeyondPeak : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto task = suite::LoadTask(kScaleTask);
+    ASSERT_TRUE(task.ok());
+    task_ = std::move(*task);
+    source_ = *ReadFile(kScaleTask + "/baseline.cpp");
+    // What the kernel achieves here, scored against generous rates.
+    auto first = Evaluate(testing::TestTargetOptions(scratch_));
+    ASSERT_EQ(first.status, eval::Verdict::kOk) << first.message;
+    achieved_gbs_ = first.achieved_gbs;
+    ASSERT_GT(achieved_gbs_, 0);
+  }
+  eval::Profile Evaluate(cpu::CpuTargetOptions options) {
+    auto target = cpu::MakeCpuTarget(options);
+    targets::EvalRequest request{&task_, "test", {source_, "baseline", {}}};
+    auto profile = std::move(target->Evaluate({&request, 1})[0]);
+    EXPECT_TRUE(profile.ok()) << profile.error().message;
+    return profile.ok() ? *profile : eval::Profile{};
+  }
+  // A profile calibrated at `bandwidth`, with generous arithmetic rates.
+  cpu::CpuTargetOptions Calibrated(double bandwidth) {
+    cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch_);
+    options.rates = {bandwidth, 1e6, 1e6};
+    cpu::HardwareProfile h;
+    h.bandwidth_gbs = bandwidth;
+    h.peak_mm_gflops = h.peak_vec_gflops = 1e6;
+    h.theoretical_mm_gflops = h.theoretical_vec_gflops = 2e6;
+    h.spreads = {{"bandwidth", 0.01}};
+    options.hardware = h;
+    options.on_hardware_raised = [this](const cpu::HardwareProfile& raised) { raised_.push_back(raised); };
+    return options;
+  }
+  testing::TempDir scratch_;
+  suite::Task task_;
+  std::string source_;
+  double achieved_gbs_ = 0;
+  std::vector<cpu::HardwareProfile> raised_;
+};
+
+TEST_F(BeyondPeak, ACorrectKernelRaisesARateItProvesTwice) {
+  // A rate a fifth below what the kernel reaches; the allowance covers it.
+  cpu::CpuTargetOptions options = Calibrated(0.2 * achieved_gbs_);
+  options.raise_allowance = 100;
+  const eval::Profile profile = Evaluate(options);
+  ASSERT_EQ(profile.status, eval::Verdict::kOk) << profile.message;
+  EXPECT_LE(profile.percent_of_peak, 100.0 + 1e-9);
+  EXPECT_NE(profile.message.find("raised the machine's bandwidth"), std::string::npos) << profile.message;
+  ASSERT_EQ(raised_.size(), 1u);
+  ASSERT_EQ(raised_[0].evidence.size(), 1u);
+  const cpu::PeakEvidence& e = raised_[0].evidence[0];
+  EXPECT_EQ(e.figure, "bandwidth");
+  EXPECT_EQ(e.task, task_.name);
+  EXPECT_EQ(e.kernel_hash.size(), 16u);
+  EXPECT_GT(e.value, e.previous);
+  EXPECT_EQ(raised_[0].bandwidth_gbs, e.value);
+}
+
+TEST_F(BeyondPeak, FarBeyondWhatTheCalibrationCouldMissIsSuspect) {
+  cpu::CpuTargetOptions options = Calibrated(0.01 * achieved_gbs_);
+  const eval::Profile profile = Evaluate(options);
+  EXPECT_EQ(profile.status, eval::Verdict::kSuspect) << profile.message;
+  EXPECT_NE(profile.message.find("measured twice faster than the roofline"), std::string::npos) << profile.message;
+  EXPECT_TRUE(raised_.empty());
+}
+
 // Timed on the bench shape, checked on the test shape as well.
 TEST(OtherShapes, SpecialCasingTheTimedShapeIsCaught) {
   auto task = suite::LoadTask(kScaleTask);

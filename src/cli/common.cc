@@ -99,7 +99,18 @@ void AddEvalFlags(CLI::App& app, EvalFlags& flags) {
 
 cpu::CpuTargetOptions TargetOptionsFor(const std::optional<cpu::HardwareProfile>& hardware, const EvalFlags& flags) {
   cpu::CpuTargetOptions options;
-  if (hardware) options.rates = cpu::RatesOf(*hardware);
+  if (hardware) {
+    options.rates = cpu::RatesOf(*hardware);
+    options.hardware = *hardware;
+    options.on_hardware_raised = [](const cpu::HardwareProfile& raised) {
+      const cpu::PeakEvidence& e = raised.evidence.back();
+      fmt::print(stderr,
+                 "note: kernel {} ({}) proved this machine's {} is at least {:.4g} (calibrated {:.4g}): raised\n",
+                 e.kernel_hash, e.task, e.figure, e.value, e.previous);
+      if (auto s = cpu::SaveHardwareProfile(DataDir() + "/hardware", raised); !s)
+        fmt::print(stderr, "warning: the raised profile was not saved: {}\n", s.error().message);
+    };
+  }
   options.kernel_compile.cache_dir = CacheDir() + "/build";
   options.seeds = flags.seeds;
   options.wall_seconds = flags.timeout;

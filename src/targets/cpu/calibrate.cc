@@ -517,15 +517,6 @@ PipeAssumption AssumedPipes(const CpuInfo& cpu, int simd_bits) {
   return p;
 }
 
-std::string IsoUtcNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buf;
-}
-
 MachineIdentity IdentityFrom(const CpuInfo& cpu) {
   MachineIdentity id;
   id.cpu_model = cpu.model_name;

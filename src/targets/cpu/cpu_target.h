@@ -4,12 +4,15 @@
 /// call (eval/kernel_process.h), checked against the reference and timed from
 /// the engine.
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "eval/device_lock.h"
 #include "suite/roofline.h"
+#include "targets/cpu/calibrate.h"
 #include "targets/cpu/compiler.h"
 #include "targets/target.h"
 
@@ -44,7 +47,18 @@ inline CompileOptions ReferenceCompileOptions() {
 
 struct CpuTargetOptions {
   suite::PeakRates rates;  ///< measured hardware profile; zero rates = no scoring
-  int seeds = 3;           ///< correctness runs, each with fresh random inputs
+  /// The profile `rates` came from: its theoretical peaks and its spreads
+  /// decide whether a correct kernel that stays faster than the roofline when
+  /// measured again raises a rate (with the kernel as evidence) or is suspect.
+  /// Without it, any such kernel is suspect.
+  std::optional<HardwareProfile> hardware;
+  /// Told each time a kernel raised a rate, with the profile as it now is (to save it).
+  std::function<void(const HardwareProfile&)> on_hardware_raised;
+  /// How far beyond a calibrated rate a kernel may prove the machine can go:
+  /// this share, or `raise_spreads` times the figure's calibration spread if more.
+  double raise_allowance = 0.05;
+  double raise_spreads = 3;
+  int seeds = 3;  ///< correctness runs, each with fresh random inputs
   TimingOptions timing;
   bool timing_enabled = true;  ///< false: correctness only
   double wall_seconds = 60;    ///< per child process (reference or candidate)
