@@ -26,7 +26,8 @@ void RegisterEval(CLI::App& app) {
   AddEvalFlags(*cmd, eval_flags);
   cmd->add_option("--lib", libraries, "link this library too (e.g. openblas, for vendor anchors)");
   cmd->add_flag("--keep", keep,
-                "keep the evaluation folder (the builds for each shape, the reference's among them; its path is printed) for debugging");
+                "keep the evaluation folder (the builds for each shape, the reference's among them; its path is "
+                "printed) for debugging");
   AddSuiteFlag(*cmd, flags);
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);

@@ -25,9 +25,20 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
                100 * p.latency->spread, p.latency->calls, p.latency->series, FormatSeconds(p.handshake_seconds));
   if (p.latency || p.outside_cpu_seconds > 0)
     fmt::print("outside      {} of CPU time used outside its calls\n", FormatSeconds(p.outside_cpu_seconds));
+  if (p.latency)
+    fmt::print(
+        "machine      other processes used {:.0f}% of the CPU during the kept series; {} series disturbed and "
+        "measured again\n",
+        100 * p.other_load, p.disturbed_series);
+  if (p.latency && !p.conditions.empty()) fmt::print("conditions   {}\n", p.conditions);
   if (p.status == eval::Verdict::kOk && p.roofline_seconds > 0)
     fmt::print("score        {:.2f}% of peak ({}-bound, T = {}), {:.2f} GB/s, {:.2f} GFLOP/s\n", p.percent_of_peak,
                p.bound, FormatSeconds(p.roofline_seconds), p.achieved_gbs, p.achieved_gflops);
+  if (p.scored_against)
+    fmt::print("scored at    {:.1f} GB/s, {:.1f} GFLOP/s FMA, {:.1f} GFLOP/s vector (machine {}, calibrated {})\n",
+               p.scored_against->bandwidth_gbs, p.scored_against->peak_mm_gflops, p.scored_against->peak_vec_gflops,
+               p.scored_against->fingerprint.empty() ? "-" : p.scored_against->fingerprint,
+               p.scored_against->measured_at.empty() ? "-" : p.scored_against->measured_at);
   if (p.counters.available)
     fmt::print("counters     {:.3g} cycles, {:.3g} instructions ({:.2f} IPC), {:.3g} cache misses per call\n",
                p.counters.cycles, p.counters.instructions,

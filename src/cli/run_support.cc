@@ -91,8 +91,8 @@ Result<eval::PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, c
                  " and the child " + eval::VerdictName(result->b.status) + ": " +
                  (result->b.status != eval::Verdict::kOk ? result->b.message : result->a.message)};
   const eval::PairedSpeedup& s = *result->speedup;
-  Json record = {{"speedup", s.speedup}, {"ci_low", s.ci_low}, {"ci_high", s.ci_high}, {"pairs", s.pairs},
-                 {"parent", result->a.ToJson()}, {"child", result->b.ToJson()}};
+  Json record = {{"speedup", s.speedup}, {"ci_low", s.ci_low},           {"ci_high", s.ci_high},
+                 {"pairs", s.pairs},     {"parent", result->a.ToJson()}, {"child", result->b.ToJson()}};
   if (auto put = store_.PutEvaluation(key, run_id_, task_.name, record); !put) return put.error();
   return s;
 }
@@ -147,7 +147,8 @@ void RunRecorder::OnLesson(memory::MemoryLesson& lesson, const search::Candidate
 
 void RunRecorder::OnComparison(const search::Candidate& parent, const search::Candidate& child) {
   const eval::PairedSpeedup& s = *child.vs_parent;
-  fmt::print(stderr, "  candidate {} against its parent {}, side by side: {:.3f}x (95% interval {:.3f}-{:.3f}, {} pairs)\n",
+  fmt::print(stderr,
+             "  candidate {} against its parent {}, side by side: {:.3f}x (95% interval {:.3f}-{:.3f}, {} pairs)\n",
              child.id, parent.id, s.speedup, s.ci_low, s.ci_high, s.pairs);
 }
 

@@ -53,7 +53,16 @@ Json Profile::ToJson() const {
             {"kernel_seconds", kernel_seconds},
             {"handshake_seconds", handshake_seconds},
             {"outside_cpu_seconds", outside_cpu_seconds},
+            {"disturbed_series", disturbed_series},
+            {"other_load", other_load},
+            {"conditions", conditions},
             {"phase_seconds", phase_seconds}};
+  if (scored_against)
+    j["scored_against"] = {{"bandwidth_gbs", scored_against->bandwidth_gbs},
+                           {"peak_mm_gflops", scored_against->peak_mm_gflops},
+                           {"peak_vec_gflops", scored_against->peak_vec_gflops},
+                           {"fingerprint", scored_against->fingerprint},
+                           {"measured_at", scored_against->measured_at}};
   if (!work_dir.empty()) j["work_dir"] = work_dir;
   if (errors) {
     j["errors"] = {{"rel_l2", Number(errors->rel_l2)},
@@ -128,6 +137,15 @@ Result<Profile> ProfileFromJson(const Json& j) {
     p.kernel_seconds = NumberOr(j, "kernel_seconds", 0);
     p.handshake_seconds = NumberOr(j, "handshake_seconds", 0);
     p.outside_cpu_seconds = NumberOr(j, "outside_cpu_seconds", 0);
+    p.disturbed_series = j.value("disturbed_series", 0);
+    p.other_load = NumberOr(j, "other_load", 0);
+    p.conditions = j.value("conditions", "");
+    if (j.contains("scored_against")) {
+      const Json& r = j.at("scored_against");
+      p.scored_against =
+          ScoredAgainst{NumberOr(r, "bandwidth_gbs", 0), NumberOr(r, "peak_mm_gflops", 0),
+                        NumberOr(r, "peak_vec_gflops", 0), r.value("fingerprint", ""), r.value("measured_at", "")};
+    }
     if (j.contains("errors")) {
       const Json& e = j["errors"];
       p.errors =

@@ -32,6 +32,14 @@ struct CounterValues {
   double cycles = 0, instructions = 0, cache_misses = 0;
 };
 
+/// The hardware rates a profile was scored against: with its latency, enough
+/// to recompute its percentage of peak.
+struct ScoredAgainst {
+  double bandwidth_gbs = 0, peak_mm_gflops = 0, peak_vec_gflops = 0;
+  std::string fingerprint;  ///< the machine's
+  std::string measured_at;  ///< when its profile was calibrated (ISO-8601 UTC)
+};
+
 struct Profile {
   std::string task, shape, target = "cpu";
   Verdict status = Verdict::kOk;
@@ -65,6 +73,14 @@ struct Profile {
   /// CPU time the kernel's threads used outside its call windows (after a
   /// call returned, before its process stopped), over the whole evaluation.
   double outside_cpu_seconds = 0;
+  /// Timed series measured again because other processes (or the hypervisor)
+  /// took more than the allowed share of the machine while they ran.
+  int disturbed_series = 0;
+  /// Share of the machine's CPU time other processes used during the kept series (0..1).
+  double other_load = 0;
+  /// Under what conditions every timed call ran, in words (inputs, caches, threads).
+  std::string conditions;
+  std::optional<ScoredAgainst> scored_against;  ///< present when scored
 
   Json ToJson() const;
 };

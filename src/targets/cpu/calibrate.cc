@@ -3,6 +3,7 @@
 #include "core/clock.h"
 #include "core/hash.h"
 #include "eval/device_lock.h"
+#include "eval/machine_load.h"
 #include "eval/streaming.h"
 
 #include <cblas.h>
@@ -540,35 +541,6 @@ MachineIdentity DetectMachine() { return IdentityFrom(ReadCpuInfo()); }
 
 namespace {
 
-// CPU time, in clock ticks: all CPUs busy (from /proc/stat) and this process (/proc/self/stat).
-struct CpuTicks {
-  double busy = 0, total = 0, self = 0;
-};
-
-CpuTicks ReadCpuTicks() {
-  CpuTicks t;
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-  if (stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) {
-    t.busy = user + nice + system + irq + softirq + steal;
-    t.total = t.busy + idle + iowait;
-  }
-  std::ifstream self("/proc/self/stat");
-  std::string line;
-  std::getline(self, line);
-  // Fields after the command name (which may contain spaces): utime is the 14th, stime the 15th.
-  std::istringstream rest(line.substr(line.rfind(')') + 2));
-  std::string field;
-  for (int i = 3; i <= 15 && rest >> field; ++i)
-    if (i == 14 || i == 15) t.self += std::atof(field.c_str());
-  return t;
-}
-
-}  // namespace
-
-namespace {
-
 // One round of every figure.
 struct Round {
   double clock_ghz, bandwidth, peak_mm, peak_vec, sgemm;
@@ -707,10 +679,8 @@ std::vector<std::string> CheckProfile(const HardwareProfile& h, const Calibratio
 
 namespace {
 
-double BusyShare(const CpuTicks& before, const CpuTicks& after) {
-  const double total = after.total - before.total;
-  if (total <= 0) return 0;
-  return std::clamp((after.busy - before.busy - (after.self - before.self)) / total, 0.0, 1.0);
+double BusyShare(const eval::CpuSnapshot& before, const eval::CpuSnapshot& after) {
+  return eval::LoadBetween(before, after).others;
 }
 
 }  // namespace
@@ -725,18 +695,18 @@ Result<Calibration> Calibrate(const CalibrationOptions& options) {
   const CpuInfo cpu = ReadCpuInfo();
   const int threads = AffinityCores();
   // Other processes' load over the rounds that decide the figures (the last min_rounds).
-  std::vector<CpuTicks> round_start;
+  std::vector<eval::CpuSnapshot> round_start;
   std::vector<Round> rounds;
   Calibration result;
   const int max_rounds = std::max(options.min_rounds, options.max_rounds);
   for (;;) {
-    round_start.push_back(ReadCpuTicks());
+    round_start.push_back(eval::TakeCpuSnapshot());
     rounds.push_back(MeasureRound(options, threads));
     const Figures figures = SummarizeRounds(rounds);
     result.notes.clear();
     result.profile = ProfileFrom(cpu, figures, static_cast<int>(rounds.size()), &result.notes);
     const size_t window = std::min(rounds.size(), static_cast<size_t>(std::max(1, options.min_rounds)));
-    result.profile.other_load = BusyShare(round_start[rounds.size() - window], ReadCpuTicks());
+    result.profile.other_load = BusyShare(round_start[rounds.size() - window], eval::TakeCpuSnapshot());
     if (static_cast<int>(rounds.size()) < options.min_rounds) continue;
     const bool stable =
         Stable(figures.clock, options.stable_within) && Stable(figures.bandwidth, 1.5 * options.stable_within) &&

@@ -72,6 +72,8 @@ Result<std::unique_ptr<eval::KernelProcess>> StartKernelProcess(const suite::Bou
   // OpenBLAS's idle workers otherwise spin for about 2^28 cycles after each
   // call: CPU time after the return, which the monitor charges as outside the call.
   o.sandbox.env = {"OPENBLAS_THREAD_TIMEOUT=4"};
+  // See TimingOptions::openmp_active and docs/trust.md.
+  if (options.timing.openmp_active) o.sandbox.env.push_back("OMP_WAIT_POLICY=ACTIVE");
   if (options.bind_openmp) o.sandbox.env.insert(o.sandbox.env.end(), {"OMP_PROC_BIND=close", "OMP_PLACES=cores"});
   const long data_bytes = Elements(bound) * 8;  // the arguments, at most doubles
   o.sandbox.limits.wall_seconds = options.wall_seconds;

@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "eval/counters.h"
 #include "eval/kernel_process.h"
+#include "eval/machine_load.h"
 #include "eval/perturb.h"
 #include "eval/stats.h"
 #include "targets/cpu/calls.h"
@@ -65,12 +66,23 @@ class Run {
     if (auto w = Warmup(); !w) return w;
     const TimingOptions& t = options_.timing;
     const long calls = CallsPerSeries(FirstTiming());
-    for (int s = 0; s < t.max_series && !over(); ++s) {
+    for (int s = 0, disturbed = 0; s < t.max_series + disturbed && !over(); ++s) {
       BeginSeries(calls);
+      const eval::CpuSnapshot before = eval::TakeCpuSnapshot(process_->pid());
       for (long c = 0; c < calls && !over(); ++c)
         if (auto r = SeriesCall(c); !r) return r;
       if (over()) break;
-      if (eval::Summarize(EndSeries()).spread <= t.spread_tolerance) break;
+      const eval::MachineLoad load = eval::LoadBetween(before, eval::TakeCpuSnapshot(process_->pid()));
+      const std::vector<double>& samples = EndSeries();
+      series_load_.push_back(load.others);
+      if (load.others > t.disturbed_share) {
+        ++profile_.disturbed_series;
+        if (disturbed < t.disturbed_retries) {
+          ++disturbed;
+          continue;  // measured again
+        }
+      }
+      if (eval::Summarize(samples).spread <= t.spread_tolerance) break;
     }
     if (counters_) counters_->Disable();
     return Ok{};
@@ -159,7 +171,21 @@ class Run {
     if (profile_.status != Verdict::kOk) return Ok{};
     profile_.phase.clear();
     if (!timed || series_.empty()) return Ok{};
-    profile_.latency = eval::MostStable(series_);
+    // The most stable undisturbed series; a disturbed one only when every one was.
+    std::vector<std::vector<double>> quiet;
+    double load = 0;
+    for (size_t i = 0; i < series_.size(); ++i)
+      if (i >= series_load_.size() || series_load_[i] <= options_.timing.disturbed_share) {
+        quiet.push_back(series_[i]);
+        load = std::max(load, i < series_load_.size() ? series_load_[i] : 0.0);
+      }
+    if (quiet.empty()) {
+      quiet = series_;
+      for (double l : series_load_) load = std::max(load, l);
+    }
+    profile_.latency = eval::MostStable(quiet);
+    profile_.latency->series = static_cast<int>(series_.size());
+    profile_.other_load = load;
     profile_.checked_calls = checked_calls_;
     if (counters_) {
       long timed_calls = 0;
@@ -301,7 +327,8 @@ class Run {
   std::vector<Kept> kept_;
   std::vector<double> timings_;  // every call's, in order
   std::vector<std::vector<double>> series_;
-  std::vector<double> samples_;  // of the current series
+  std::vector<double> samples_;      // of the current series
+  std::vector<double> series_load_;  // others' share of the machine during each series
   std::vector<long> series_positions_;
   size_t series_first_checked_ = 0;
   int checked_calls_ = 0;

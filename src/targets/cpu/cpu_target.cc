@@ -65,6 +65,23 @@ class ScratchDir {
   bool keep_;
 };
 
+// Under what conditions each timed call runs, for the user and the planner.
+std::string CallConditions(const CpuTargetOptions& options) {
+  std::string text =
+      "every timed call gets fresh inputs (values never seen by an earlier call) and NaN-poisoned "
+      "outputs";
+  if (options.timing.flush_caches) text += ", with every argument evicted from the caches (cold: from memory)";
+  text += "; between calls the kernel's process is stopped while the engine prepares the next one; " +
+          std::to_string(options.cpus.size()) + " core(s)";
+  text += options.timing.openmp_active ? "; OpenMP threads spin while waiting (OMP_WAIT_POLICY=ACTIVE), so no call "
+                                         "pays a wake-up from sleep"
+                                       : "; OpenMP threads wait with the runtime's default policy (libgomp: spin "
+                                         "for a count of polls, then sleep); the process is stopped mid-spin between "
+                                         "calls, so each call finds its pool still spinning, as back-to-back calls do";
+  if (options.bind_openmp) text += "; OpenMP threads bound one per core";
+  return text;
+}
+
 void RecordCompile(const CompileOutcome& built, Profile& profile) {
   profile.compile_seconds = built.seconds;
   profile.compile_cached = built.cached;
@@ -386,6 +403,7 @@ Result<bool> CpuTarget::Precheck(Batch& batch, size_t k, Profile& profile) const
   profile.tolerance = request.task->tolerance;
   profile.seeds = options_.seeds;
   if (options_.keep_work) profile.work_dir = CandidateDir(batch.scratch->path(), k).string();
+  if (options_.timing_enabled) profile.conditions = CallConditions(options_);
   if (!built.main) return built.main.error();
   RecordCompile(*built.main, profile);
   if (!built.main->ok) {
@@ -443,6 +461,14 @@ void CpuTarget::Score(const suite::BoundTask& bound, Profile& profile) const {
   profile.percent_of_peak = 100.0 * t.seconds / median;
   profile.achieved_gbs = counts->min_bytes / median / 1e9;
   profile.achieved_gflops = (counts->flops_mm + counts->flops_vec) / median / 1e9;
+  eval::ScoredAgainst& against = profile.scored_against.emplace();
+  against.bandwidth_gbs = options_.rates.bandwidth_gbs;
+  against.peak_mm_gflops = options_.rates.peak_mm_gflops;
+  against.peak_vec_gflops = options_.rates.peak_vec_gflops;
+  if (options_.hardware) {
+    against.fingerprint = options_.hardware->machine.fingerprint;
+    against.measured_at = options_.hardware->measured_at;
+  }
 }
 
 // A correct kernel faster than the roofline is measured again (its slower

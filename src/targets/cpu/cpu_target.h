@@ -35,6 +35,19 @@ struct TimingOptions {
   /// stopped): this much, plus `outside_cpu_fraction` of the calls' own time.
   double outside_cpu_seconds = 0.002;
   double outside_cpu_fraction = 0.01;
+  /// OpenMP threads spin without end while they wait (OMP_WAIT_POLICY=ACTIVE).
+  /// Off by default: with the runtime's default policy a pool spins for a
+  /// count of polls before it sleeps, and since the process is stopped
+  /// mid-spin between calls (the count does not advance while it is stopped),
+  /// a call already finds its pool spinning, as in back-to-back calls. ACTIVE
+  /// measured no faster here, and made the spread of a two-thread matmul jump
+  /// to 75-83% in half the evaluations on a 2-core virtual machine.
+  bool openmp_active = false;
+  /// A timed series during which other processes (or the hypervisor) took
+  /// more than this share of the machine's CPU is disturbed: measured again,
+  /// up to `disturbed_retries` more series, and counted in the profile.
+  double disturbed_share = 0.10;
+  int disturbed_retries = 3;
 };
 
 /// The reference is built plainly: no fast-math, no OpenMP.
