@@ -195,7 +195,7 @@ TEST_F(BadKernel, EverySeriesIsChecked) {
   auto honest = Evaluate("honest_openmp.cpp", 10, 3);
   ASSERT_TRUE(honest.ok());
   ASSERT_EQ(honest->status, Verdict::kOk) << honest->message;
-  EXPECT_EQ(honest->latency->series, 3);
+  EXPECT_EQ(honest->latency->series, 3 + honest->disturbed_series);  // a disturbed series is measured again
   EXPECT_NE(honest->message.find("and 6 checked timed calls"), std::string::npos) << honest->message;
   EXPECT_EQ(honest->phase_seconds.count("reference_after"), 0u) << "every checked call's reference runs beforehand";
 
@@ -345,9 +345,10 @@ class BeyondPeak : public ::testing::Test {
 };
 
 TEST_F(BeyondPeak, ACorrectKernelRaisesARateItProvesTwice) {
-  // A rate a fifth below what the kernel reaches; the allowance covers it.
-  cpu::CpuTargetOptions options = Calibrated(0.2 * achieved_gbs_);
-  options.raise_allowance = 100;
+  // A rate far below what the kernel reached (its calls last microseconds, so
+  // a busy machine can slow them severalfold); the allowance covers it.
+  cpu::CpuTargetOptions options = Calibrated(0.01 * achieved_gbs_);
+  options.raise_allowance = 1e4;
   const eval::Profile profile = Evaluate(options);
   ASSERT_EQ(profile.status, eval::Verdict::kOk) << profile.message;
   EXPECT_LE(profile.percent_of_peak, 100.0 + 1e-9);
@@ -363,7 +364,7 @@ TEST_F(BeyondPeak, ACorrectKernelRaisesARateItProvesTwice) {
 }
 
 TEST_F(BeyondPeak, FarBeyondWhatTheCalibrationCouldMissIsSuspect) {
-  cpu::CpuTargetOptions options = Calibrated(0.01 * achieved_gbs_);
+  cpu::CpuTargetOptions options = Calibrated(1e-4 * achieved_gbs_);
   const eval::Profile profile = Evaluate(options);
   EXPECT_EQ(profile.status, eval::Verdict::kSuspect) << profile.message;
   EXPECT_NE(profile.message.find("measured twice faster than the roofline"), std::string::npos) << profile.message;

@@ -8,6 +8,7 @@
 #include "cli/llm_setup.h"
 #include "cli/run_support.h"
 #include "core/paths.h"
+#include "targets/cpu/hardware_store.h"
 
 namespace accelopt::cli {
 namespace {
@@ -135,7 +136,7 @@ void PrintResults(const std::vector<TaskResult>& results, int64_t run_id) {
   fmt::print("\nrun {}: `accelopt show {}` for the best kernels and the plans that led to them\n", run_id, run_id);
 }
 
-void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db) {
+void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db, const std::optional<cpu::HardwareProfile>& hardware) {
   auto tasks = LoadSuiteOrExit(f.common.suite_dir);
   auto selected = SelectTasks(tasks, f.tasks);
   llm::LlmConfig config = LlmConfigFor(f.llm);
@@ -143,7 +144,6 @@ void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db) {
   auto client = llm::BuildLlmClient(config);
   if (!client) throw Exit{kExitError, client.error().message};
   (*client)->RetainRecords(false);  // the store keeps them
-  auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
   auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, f.eval));
   std::vector<TaskResult> results;
   Json summary = Json::array();
@@ -214,10 +214,15 @@ void RegisterOptimize(CLI::App& app) {
     }
     if (f.demo) UseDemo(f);
     auto db = OpenDb(f.db);
-    auto run_id = db->CreateRun(ToJson(f));
+    // The run keeps the hardware profile it is scored against: every stored
+    // percentage can be recomputed from its latency and this profile.
+    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
+    Json config = ToJson(f);
+    config["hardware"] = hardware ? cpu::ToJson(*hardware) : Json(nullptr);
+    auto run_id = db->CreateRun(config);
     if (!run_id) throw Exit{kExitError, run_id.error().message};
     fmt::print(stderr, "run {} (store {})\n", *run_id, f.db);
-    Execute(f, *run_id, *db);
+    Execute(f, *run_id, *db, hardware);
   });
 
   auto* resume =
@@ -231,11 +236,21 @@ void RegisterOptimize(CLI::App& app) {
     auto info = db->GetRun(run);
     if (!info) throw Exit{kExitError, info.error().message};
     if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db_path)};
-    OptimizeFlags f = FromJson((**info).config);
+    const Json& config = (**info).config;
+    OptimizeFlags f = FromJson(config);
     f.db = db_path;
+    // Scored against the profile the run began with, so its percentages stay comparable.
+    std::optional<cpu::HardwareProfile> hardware;
+    if (config.contains("hardware") && !config["hardware"].is_null()) {
+      auto stored = cpu::HardwareProfileFromJson(config["hardware"]);
+      if (!stored) throw Exit{kExitError, fmt::format("run {}: {}", run, stored.error().message)};
+      hardware = *stored;
+    } else {
+      hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
+    }
     db->SetRunStatus(run, "running", Json::object());
     fmt::print(stderr, "resuming run {} ({} task(s))\n", run, f.tasks.size());
-    Execute(f, run, *db);
+    Execute(f, run, *db, hardware);
   });
 }
 

@@ -7,6 +7,7 @@
 #include "cli/common.h"
 #include "core/json_io.h"
 #include "store/store.h"
+#include "targets/cpu/hardware_store.h"
 
 namespace accelopt::cli {
 namespace {
@@ -57,6 +58,34 @@ void RegisterRuns(CLI::App& app) {
   });
 }
 
+// The hardware profile a run is scored against: a stored percentage is
+// 100 x max(bytes / bandwidth, mm flops / peak_mm, vec flops / peak_vec) / latency.
+void PrintRunHardware(const Json& config) {
+  if (!config.contains("hardware") || config["hardware"].is_null()) {
+    fmt::print("scored against: no hardware profile (no percentages of peak)\n");
+    return;
+  }
+  auto h = cpu::HardwareProfileFromJson(config["hardware"]);
+  if (!h) {
+    fmt::print("scored against: unreadable hardware profile ({})\n", h.error().message);
+    return;
+  }
+  auto spread = [&](const char* name) {
+    auto it = h->spreads.find(name);
+    return it == h->spreads.end() ? std::string("-") : fmt::format("{:.1f}%", 100 * it->second);
+  };
+  fmt::print("scored against: {} ({} cores, fingerprint {}), calibrated {} in {} rounds\n", h->machine.cpu_model,
+             h->machine.cores, h->machine.fingerprint, h->measured_at, h->rounds);
+  fmt::print(
+      "  bandwidth {:.1f} GB/s (spread {}), peak_mm {:.1f} GFLOP/s (spread {}; theoretical {:.1f}), peak_vec "
+      "{:.1f} GFLOP/s (spread {}), sgemm {:.1f} GFLOP/s, other load {:.0f}%\n",
+      h->bandwidth_gbs, spread("bandwidth"), h->peak_mm_gflops, spread("peak_mm"), h->theoretical_mm_gflops,
+      h->peak_vec_gflops, spread("peak_vec"), h->blas_sgemm_gflops, 100 * h->other_load);
+  for (const auto& e : h->evidence)
+    fmt::print("  {} raised from {:.4g} to {:.4g} by kernel {} ({}, {})\n", e.figure, e.previous, e.value,
+               e.kernel_hash, e.task, e.measured_at);
+}
+
 void RegisterShow(CLI::App& app) {
   auto* cmd = app.add_subcommand("show", "a run's best kernel per task and the lineage of plans that led to it");
   static std::string db = "accelopt.db";
@@ -70,6 +99,7 @@ void RegisterShow(CLI::App& app) {
     auto info = Must(store->GetRun(run));
     if (!info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db)};
     fmt::print("run {} ({}, {})\n", info->id, info->created_at, info->status);
+    PrintRunHardware(info->config);
     auto candidates = Must(store->ListCandidates(run, ""));
     std::map<int64_t, const store::CandidateRow*> by_id;
     std::map<std::string, const store::CandidateRow*> best;
