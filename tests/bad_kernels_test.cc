@@ -2,7 +2,9 @@
 // crash, hang or leak of the engine.
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -195,7 +197,9 @@ TEST_F(BadKernel, EverySeriesIsChecked) {
   auto honest = Evaluate("honest_openmp.cpp", 10, 3);
   ASSERT_TRUE(honest.ok());
   ASSERT_EQ(honest->status, Verdict::kOk) << honest->message;
-  EXPECT_EQ(honest->latency->series, 3 + honest->disturbed_series);  // a disturbed series is measured again
+  // A disturbed series is measured again, up to disturbed_retries more.
+  EXPECT_GE(honest->latency->series, 3);
+  EXPECT_LE(honest->latency->series, 3 + std::min(honest->disturbed_series, cpu::TimingOptions{}.disturbed_retries));
   EXPECT_NE(honest->message.find("and 6 checked timed calls"), std::string::npos) << honest->message;
   EXPECT_EQ(honest->phase_seconds.count("reference_after"), 0u) << "every checked call's reference runs beforehand";
 
