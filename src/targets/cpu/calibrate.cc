@@ -242,18 +242,23 @@ float SumAll(const Vec (&acc)[kAccumulators]) {
 // pipes with room to spare. Each chain starts at a different runtime value so
 // the compiler cannot merge chains. a*m + c with m < 1 converges to a fixed
 // point: no overflow, no denormals, however long it runs.
-float FmaKernel(long iters) {
-  const float seed = g_one;
-  const Vec m = Splat(seed * 0.5f);
-  const Vec c = Splat(seed * 0.25f);
-  Vec acc[kAccumulators];
+struct FmaChains {
+  Vec m, c, acc[kAccumulators];
+  FmaChains() : m(Splat(g_one * 0.5f)), c(Splat(g_one * 0.25f)) {
+    const float seed = g_one;
 #pragma GCC unroll 16
-  for (int j = 0; j < kAccumulators; ++j) acc[j] = Splat(seed + 0.01f * j);
-  for (long i = 0; i < iters; ++i) {
+    for (int j = 0; j < kAccumulators; ++j) acc[j] = Splat(seed + 0.01f * j);
+  }
+  void Step() {
 #pragma GCC unroll 16
     for (int j = 0; j < kAccumulators; ++j) acc[j] = Fma(acc[j], m, c);
   }
-  return SumAll(acc);
+};
+
+float FmaKernel(long iters) {
+  FmaChains chains;
+  for (long i = 0; i < iters; ++i) chains.Step();
+  return SumAll(chains.acc);
 }
 
 // Half the chains add, half multiply: the two kinds can issue side by side.
@@ -306,12 +311,7 @@ constexpr int kAddsPerStep = 100;  // must match the .rept count below
 void LoadedAddChain(long steps) {
   std::uint64_t x = 0;
   std::uint64_t one = 1;
-  const float seed = g_one;
-  const Vec m = Splat(seed * 0.5f);
-  const Vec c = Splat(seed * 0.25f);
-  Vec acc[kAccumulators];
-#pragma GCC unroll 16
-  for (int j = 0; j < kAccumulators; ++j) acc[j] = Splat(seed + 0.01f * j);
+  FmaChains chains;
   for (long i = 0; i < steps; ++i) {
 #if defined(__x86_64__)
     asm volatile(".rept 100\n\taddq %1, %0\n\t.endr" : "+r"(x) : "r"(one));
@@ -322,13 +322,10 @@ void LoadedAddChain(long steps) {
     }
 #endif
 #pragma GCC unroll 4
-    for (int r = 0; r < 48 / kAccumulators; ++r) {
-#pragma GCC unroll 16
-      for (int j = 0; j < kAccumulators; ++j) acc[j] = Fma(acc[j], m, c);
-    }
+    for (int r = 0; r < 48 / kAccumulators; ++r) chains.Step();
   }
   g_int_sink = x;
-  g_float_sink = SumAll(acc);
+  g_float_sink = SumAll(chains.acc);
 }
 
 double MeasureLoadedClockGhz(int threads, const Schedule& schedule) {
