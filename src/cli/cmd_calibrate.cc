@@ -32,7 +32,8 @@ void PrintProfile(const cpu::HardwareProfile& p, const std::string& state) {
   row("peak_vec (add/mul)", p.peak_vec_gflops, p.theoretical_vec_gflops, "GF/s", "peak_vec");
   row("OpenBLAS sgemm (ceiling)", p.blas_sgemm_gflops, p.theoretical_mm_gflops, "GF/s", "sgemm");
   fmt::print(
-      "\ntheoretical = cores x {} FMA units x {} lanes x 2 flops x clock (units and lanes assumed per CPU family)\n"
+      "\ntheoretical = cores x {} FMA units x {} lanes x 2 flops x clock (units and lanes assumed per CPU family, "
+      "units as stated with --fma-units)\n"
       "spread = (best - third best round) / best\n",
       p.fma_units, p.fma_lanes);
   for (const auto& e : p.evidence)
@@ -46,12 +47,17 @@ void RegisterCalibrate(CLI::App& app) {
   auto* cmd = app.add_subcommand("calibrate",
                                  "measure memory bandwidth, FMA and vector peaks and OpenBLAS sgemm on this machine");
   static bool force = false, json = false;
+  static int fma_units = 0;
   cmd->add_flag("--force", force, "measure again even if this machine has a saved profile");
+  cmd->add_option("--fma-units", fma_units,
+                  "FMA pipes per core for the theoretical peak, when this CPU has fewer than its family "
+                  "(default: assumed per CPU family)")
+      ->check(CLI::Range(1, 8));
   cmd->add_flag("--json", json, "print the profile as JSON (with `saved` and `problems`)");
   cmd->callback([] {
     auto saved = cpu::LoadHardwareProfile(DataDir() + "/hardware", cpu::DetectMachine().fingerprint);
     if (!saved) throw Exit{kExitError, saved.error().message};
-    if (saved->has_value() && !force) {
+    if (saved->has_value() && !force && fma_units == 0) {
       if (json)
         fmt::print("{}\n", cpu::ToJson(**saved).dump(2));
       else
@@ -59,7 +65,9 @@ void RegisterCalibrate(CLI::App& app) {
       return;
     }
     bool fresh = false;
-    auto calibration = CalibrateMachine(&fresh);
+    cpu::CalibrationOptions options;
+    options.fma_units = fma_units;
+    auto calibration = CalibrateMachine(options, &fresh);
     if (!calibration) throw Exit{kExitError, calibration.error().message};
     if (json) {
       Json j = cpu::ToJson(calibration->profile);

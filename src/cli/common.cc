@@ -41,12 +41,12 @@ std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& task
   return out;
 }
 
-Result<cpu::Calibration> CalibrateMachine(bool* saved) {
+Result<cpu::Calibration> CalibrateMachine(const cpu::CalibrationOptions& options, bool* saved) {
   *saved = false;
   fmt::print(stderr,
              "Calibrating: bandwidth, FMA peak, vector peak, OpenBLAS sgemm, in rounds until they hold still "
              "(10-30 seconds)...\n");
-  auto calibration = cpu::Calibrate(cpu::CalibrationOptions{});
+  auto calibration = cpu::Calibrate(options);
   if (!calibration) return calibration;
   for (const auto& note : calibration->notes) fmt::print(stderr, "note: {}\n", note);
   if (!calibration->problems.empty()) {
@@ -66,7 +66,7 @@ std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing
   if (saved->has_value() || !calibrate_if_missing) return *saved;
   fmt::print(stderr, "No hardware profile for this machine yet.\n");
   bool fresh = false;
-  auto calibration = CalibrateMachine(&fresh);
+  auto calibration = CalibrateMachine(cpu::CalibrationOptions{}, &fresh);
   if (!calibration) throw Exit{kExitError, calibration.error().message};
   if (fresh) return calibration->profile;
   fmt::print(stderr,

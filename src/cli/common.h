@@ -48,7 +48,7 @@ std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& task
 /// Calibrates this machine (progress, notes and problems on stderr) and saves
 /// the profile when it passes its checks (`saved` says whether it did). An
 /// Error when the device lock or the profile folder cannot be used.
-Result<cpu::Calibration> CalibrateMachine(bool* saved);
+Result<cpu::Calibration> CalibrateMachine(const cpu::CalibrationOptions& options, bool* saved);
 
 /// The saved profile of this machine. Without one and with
 /// `calibrate_if_missing`, calibrates; a calibration that fails its checks is

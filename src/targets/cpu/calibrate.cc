@@ -596,10 +596,12 @@ Figures SummarizeRounds(const std::vector<Round>& rounds) {
 }
 
 // A profile from the figures so far. The theoretical peaks use the best
-// loaded clock; when the FMA peak sits at a whole fraction of them (one FMA
-// pipe where two were assumed) with the machine otherwise quiet, the pipe
-// count follows the measurement and a note says so.
-HardwareProfile ProfileFrom(const CpuInfo& cpu, const Figures& f, int rounds, std::vector<std::string>* notes) {
+// loaded clock and the pipe counts assumed for this CPU family, or the FMA
+// pipe count the user stated (some server SKUs have one 512-bit FMA pipe
+// where their family has two). A count is never inferred from the measured
+// peak: a core shared with another virtual machine halves the peak just the
+// same, and inferring one pipe would save that measurement as the machine's.
+HardwareProfile ProfileFrom(const CpuInfo& cpu, const Figures& f, int rounds, const CalibrationOptions& options) {
   HardwareProfile h;
   h.machine = IdentityFrom(cpu);
   h.measured_at = IsoUtcNow();
@@ -615,20 +617,11 @@ HardwareProfile ProfileFrom(const CpuInfo& cpu, const Figures& f, int rounds, st
                {"peak_vec", f.peak_vec.spread},
                {"sgemm", f.sgemm.spread}};
   PipeAssumption pipes = AssumedPipes(cpu, h.machine.simd_bits);
-  const int cores = h.machine.cores;
-  const double per_pipe = cores * pipes.fma_lanes * 2.0 * h.clock_ghz;
-  if (per_pipe > 0 && pipes.fma_units > 1) {
-    const int fitted = static_cast<int>(std::lround(h.peak_mm_gflops / per_pipe));
-    if (fitted >= 1 && fitted < pipes.fma_units && h.peak_mm_gflops >= 0.95 * fitted * per_pipe &&
-        h.peak_mm_gflops <= 1.05 * fitted * per_pipe && f.peak_mm.spread < 0.02) {
-      if (notes)
-        notes->push_back("the FMA peak fits " + std::to_string(fitted) + " FMA pipe(s) per core, not the " +
-                         std::to_string(pipes.fma_units) + " assumed for this CPU family: the theoretical peak uses " +
-                         std::to_string(fitted));
-      pipes.vec_units = pipes.vec_units * fitted / pipes.fma_units;
-      pipes.fma_units = fitted;
-    }
+  if (options.fma_units > 0 && options.fma_units != pipes.fma_units) {
+    pipes.vec_units = std::max(1, pipes.vec_units * options.fma_units / pipes.fma_units);
+    pipes.fma_units = options.fma_units;
   }
+  const int cores = h.machine.cores;
   h.fma_units = pipes.fma_units;
   h.fma_lanes = pipes.fma_lanes;
   h.theoretical_mm_gflops = cores * pipes.fma_units * pipes.fma_lanes * 2.0 * h.clock_ghz;
@@ -662,7 +655,13 @@ std::vector<std::string> CheckProfile(const HardwareProfile& h, const Calibratio
                        Percent(h.peak_mm_gflops / h.theoretical_mm_gflops) + " of the theoretical " +
                        Rate(h.theoretical_mm_gflops, "GFLOP/s") + " (at least " + Percent(options.min_peak_fraction) +
                        " expected): a busy machine, or two threads sharing a core. Calibrate on an idle machine, "
-                       "or with one thread per physical core (taskset).");
+                       "or with one thread per physical core (taskset). If this CPU has fewer FMA pipes per core "
+                       "than the " +
+                       std::to_string(h.fma_units) + " assumed, say so: `accelopt calibrate --fma-units N`.");
+  if (h.theoretical_mm_gflops > 0 && h.peak_mm_gflops > 1.10 * h.theoretical_mm_gflops)
+    problems.push_back("the FMA peak measured " + Rate(h.peak_mm_gflops, "GFLOP/s") + ", above the theoretical " +
+                       Rate(h.theoretical_mm_gflops, "GFLOP/s") + " for " + std::to_string(h.fma_units) +
+                       " FMA pipe(s) per core: this CPU has more pipes than that (--fma-units).");
   if (h.blas_sgemm_gflops > h.peak_mm_gflops)
     problems.push_back("OpenBLAS sgemm measured " + Rate(h.blas_sgemm_gflops, "GFLOP/s") + ", above the FMA peak of " +
                        Rate(h.peak_mm_gflops, "GFLOP/s") +
@@ -701,7 +700,7 @@ Result<Calibration> Calibrate(const CalibrationOptions& options) {
     rounds.push_back(MeasureRound(options, threads));
     const Figures figures = SummarizeRounds(rounds);
     result.notes.clear();
-    result.profile = ProfileFrom(cpu, figures, static_cast<int>(rounds.size()), &result.notes);
+    result.profile = ProfileFrom(cpu, figures, static_cast<int>(rounds.size()), options);
     const size_t window = std::min(rounds.size(), static_cast<size_t>(std::max(1, options.min_rounds)));
     result.profile.other_load = BusyShare(round_start[rounds.size() - window], eval::TakeCpuSnapshot());
     if (static_cast<int>(rounds.size()) < options.min_rounds) continue;

@@ -36,6 +36,7 @@ struct CalibrationOptions {
   double max_other_load = 0.10;     ///< other processes' share of the CPU above which nothing is saved
   double min_peak_fraction = 0.90;  ///< an FMA peak below this share of the theoretical is not the machine's
   bool device_lock = true;          ///< measure under the machine-wide "cpu" device lock (eval/device_lock.h)
+  int fma_units = 0;                ///< FMA pipes per core for the theoretical peak; 0 = assumed per CPU family
 };
 
 /// One figure measured over several rounds.

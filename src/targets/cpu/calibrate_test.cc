@@ -132,6 +132,13 @@ TEST(CheckProfileTest, AnFmaPeakFarBelowTheTheoreticalIsRefused) {
   EXPECT_TRUE(Mentions(CheckProfile(h, {}), "busy machine, or two threads sharing a core"));
 }
 
+TEST(CheckProfileTest, AnFmaPeakAboveTheTheoreticalIsRefused) {
+  HardwareProfile h = Consistent();
+  h.fma_units = 1;
+  h.theoretical_mm_gflops = 235;  // one pipe stated where there are two
+  EXPECT_TRUE(Mentions(CheckProfile(h, {}), "above the theoretical"));
+}
+
 TEST(CheckProfileTest, AProfileMeasuredUnderLoadIsRefused) {
   HardwareProfile h = Consistent();
   h.other_load = 0.37;
