@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
                  median * 1e6, 100 * error);
   }
   if (json)
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", DumpJson(out, 2));
   else
     fmt::print(
         "\nmedians over {} evaluations each. overhead = wall - compile - time inside kernel calls\n"

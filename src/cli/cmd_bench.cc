@@ -113,7 +113,7 @@ void RegisterBench(CLI::App& app) {
     if (json) {
       Json out = Json::array();
       for (const auto& r : rows) out.push_back(Json{{"kernel", r.kernel}, {"profile", r.profile.ToJson()}});
-      fmt::print("{}\n", out.dump(2));
+      fmt::print("{}\n", DumpJson(out, 2));
     } else if (csv) {
       PrintCsv(rows);
     } else {

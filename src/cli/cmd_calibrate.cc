@@ -59,7 +59,7 @@ void RegisterCalibrate(CLI::App& app) {
     if (!saved) throw Exit{kExitError, saved.error().message};
     if (saved->has_value() && !force && fma_units == 0) {
       if (json)
-        fmt::print("{}\n", cpu::ToJson(**saved).dump(2));
+        fmt::print("{}\n", DumpJson(cpu::ToJson(**saved), 2));
       else
         PrintProfile(**saved, "saved " + (*saved)->measured_at + "; --force to measure again");
       return;
@@ -74,7 +74,7 @@ void RegisterCalibrate(CLI::App& app) {
       j["saved"] = fresh;
       j["problems"] = calibration->problems;
       j["notes"] = calibration->notes;
-      fmt::print("{}\n", j.dump(2));
+      fmt::print("{}\n", DumpJson(j, 2));
     } else {
       PrintProfile(calibration->profile, fresh ? "measured now, saved" : "measured now, NOT saved");
     }

@@ -51,7 +51,7 @@ void RegisterCompare(CLI::App& app) {
       } else {
         j["speedup"] = nullptr;
       }
-      fmt::print("{}\n", j.dump(2));
+      fmt::print("{}\n", DumpJson(j, 2));
     } else {
       for (const auto& [label, path, profile] :
            {std::tuple{"A", path_a, &result->a}, std::tuple{"B", path_b, &result->b}}) {

@@ -43,7 +43,7 @@ void RegisterEval(CLI::App& app) {
     if (!results[0]) throw Exit{kExitError, results[0].error().message};
     const eval::Profile& profile = *results[0];
     if (json)
-      fmt::print("{}\n", profile.ToJson().dump(2));
+      fmt::print("{}\n", DumpJson(profile.ToJson(), 2));
     else
       PrintProfile(profile, verbose);
     if (profile.status != eval::Verdict::kOk) throw Exit{kExitVerdict, ""};

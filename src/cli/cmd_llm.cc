@@ -54,7 +54,7 @@ void RegisterPing(CLI::App& parent) {
     auto records = (*client)->records();
     if (records.empty()) throw Exit{kExitError, answer ? "no call was recorded" : answer.error().message};
     if (json)
-      fmt::print("{}\n", records.back().ToJson().dump(2));
+      fmt::print("{}\n", DumpJson(records.back().ToJson(), 2));
     else
       PrintRecord(records.back());
     if (!answer) throw Exit{kExitError, ""};

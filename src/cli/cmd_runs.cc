@@ -40,7 +40,7 @@ void RegisterRuns(CLI::App& app) {
                        {"status", r.status},
                        {"config", r.config},
                        {"summary", r.summary}});
-      fmt::print("{}\n", out.dump(2));
+      fmt::print("{}\n", DumpJson(out, 2));
       return;
     }
     fmt::print("{:>4}  {:<20}  {:<9}  {}\n", "run", "created", "status", "tasks: speedup");
@@ -181,7 +181,7 @@ void RegisterMemory(CLI::App& app) {
     Json out = Json::array();
     for (const auto& l : Must(Open(db)->ListLessons(name, 0))) out.push_back(LessonJson(l));
     if (file.empty())
-      fmt::print("{}\n", out.dump(2));
+      fmt::print("{}\n", DumpJson(out, 2));
     else if (auto s = WriteJsonFile(file, out); !s)
       throw Exit{kExitError, s.error().message};
   });

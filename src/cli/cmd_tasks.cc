@@ -54,7 +54,7 @@ void RegisterTasks(CLI::App& app) {
                    ShapeText(bound->params), task.description);
       }
     }
-    if (json) fmt::print("{}\n", out.dump(2));
+    if (json) fmt::print("{}\n", DumpJson(out, 2));
   });
 }
 

@@ -9,6 +9,8 @@
 namespace accelopt {
 
 Result<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{"cannot read " + path + ": " + std::strerror(errno)};
   std::ostringstream buffer;
@@ -42,6 +44,10 @@ Result<Json> ReadJsonFile(const std::string& path) {
   }
 }
 
-Status WriteJsonFile(const std::string& path, const Json& value) { return WriteFile(path, value.dump(2) + "\n"); }
+Status WriteJsonFile(const std::string& path, const Json& value) { return WriteFile(path, DumpJson(value, 2) + "\n"); }
+
+std::string DumpJson(const Json& value, int indent) {
+  return value.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+}
 
 }  // namespace accelopt

@@ -61,7 +61,7 @@ class AnthropicChatModel : public ChatModel {
     ChatOutcome outcome;
     if (!j.contains("content") || !j["content"].is_array()) {
       outcome.failure = CallFailure{FailureKind::kMalformed, url + ": no content array in the answer"};
-      outcome.failure->body = j.dump().substr(0, 4096);
+      outcome.failure->body = DumpJson(j).substr(0, 4096);
       return outcome;
     }
     ChatResponse r;

@@ -49,17 +49,17 @@ std::string ToJsonText(const YAML::Node& node) {
   if (node.IsMap()) {
     Json j = Json::object();
     for (const auto& item : node) j[item.first.as<std::string>()] = Json::parse(ToJsonText(item.second));
-    return j.dump();
+    return DumpJson(j);
   }
   if (node.IsSequence()) {
     Json j = Json::array();
     for (const auto& item : node) j.push_back(Json::parse(ToJsonText(item)));
-    return j.dump();
+    return DumpJson(j);
   }
   std::string s = node.Scalar();
   Json typed = Json::parse(s, nullptr, false);
-  if (!typed.is_discarded() && (typed.is_number() || typed.is_boolean() || typed.is_null())) return typed.dump();
-  return Json(s).dump();
+  if (!typed.is_discarded() && (typed.is_number() || typed.is_boolean() || typed.is_null())) return DumpJson(typed);
+  return DumpJson(Json(s));
 }
 
 Result<BackendConfig> ReadBackend(const Reader& r, const std::string& name, const YAML::Node& node) {

@@ -80,7 +80,7 @@ ChatOutcome Failure(FailureKind kind, std::string message) {
 Result<long> TokenField(const Json& answer, const char* key) {
   const Json& value = answer.at(key);
   if (!value.is_number_integer() || value.get<long long>() < 0)
-    return Error{std::string("'") + key + "' must be a non-negative integer, got " + value.dump()};
+    return Error{std::string("'") + key + "' must be a non-negative integer, got " + DumpJson(value)};
   return value.get<long>();
 }
 
@@ -98,7 +98,8 @@ class ExchangeChatModel : public ChatModel {
     fs::path text_answer = dir / (id + ".answer.txt");
     // An unwritable folder is a broken channel, not a bad request: report it as a connection failure.
     Status written = WriteFile((dir / (id + ".prompt.md")).string(), PromptMarkdown(id, request));
-    if (written) written = WriteFile((dir / (id + ".prompt.json")).string(), PromptJson(id, request).dump(2) + "\n");
+    if (written)
+      written = WriteFile((dir / (id + ".prompt.json")).string(), DumpJson(PromptJson(id, request), 2) + "\n");
     if (!written) return Failure(FailureKind::kConnection, written.error().message);
 
     std::string prompt = JoinPrompt(request);

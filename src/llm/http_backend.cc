@@ -55,7 +55,7 @@ JsonAnswer PostJsonUnredacted(const std::string& url, const std::vector<std::str
   request.url = url;
   request.headers = headers;
   request.headers.push_back("Content-Type: application/json");
-  request.body = body.dump();
+  request.body = DumpJson(body);
   request.timeout_seconds = options.timeout_seconds;
   request.connect_timeout_seconds = options.connect_timeout_seconds;
   request.max_response_bytes = options.max_response_bytes;

@@ -38,7 +38,7 @@ class OpenAiChatModel : public ChatModel {
     const Json* choices = j.contains("choices") && j["choices"].is_array() ? &j["choices"] : nullptr;
     if (!choices || choices->empty() || !(*choices)[0].contains("message")) {
       outcome.failure = CallFailure{FailureKind::kMalformed, url + ": no choices[0].message in the answer"};
-      outcome.failure->body = j.dump().substr(0, 4096);
+      outcome.failure->body = DumpJson(j).substr(0, 4096);
       return outcome;
     }
     const Json& choice = (*choices)[0];

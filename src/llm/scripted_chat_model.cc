@@ -51,7 +51,7 @@ Result<std::string> StringField(const Json& object, const char* key) {
 Result<long> TokenField(const Json& object, const char* key) {
   const Json& value = object.at(key);
   if (!value.is_number_integer() || value.get<long long>() < 0)
-    return Error{std::string("'") + key + "' must be a non-negative integer, got " + value.dump()};
+    return Error{std::string("'") + key + "' must be a non-negative integer, got " + DumpJson(value)};
   return value.get<long>();
 }
 
@@ -85,7 +85,7 @@ Result<Entry> ParseEntry(const std::string& text) {
     // Several substrings, all of which must occur in the prompt.
     for (const auto& part : object["match"]) {
       if (!part.is_string())
-        return Error{"'match' must be a string or a list of strings, got " + object["match"].dump()};
+        return Error{"'match' must be a string or a list of strings, got " + DumpJson(object["match"])};
       if (!entry.match)
         entry.match = part.get<std::string>();
       else
@@ -105,7 +105,8 @@ Result<Entry> ParseEntry(const std::string& text) {
     *slot = *value;
   }
   if (object.contains("repeat")) {
-    if (!object["repeat"].is_boolean()) return Error{"'repeat' must be true or false, got " + object["repeat"].dump()};
+    if (!object["repeat"].is_boolean())
+      return Error{"'repeat' must be true or false, got " + DumpJson(object["repeat"])};
     entry.repeat = object["repeat"].get<bool>();
   }
   return entry;

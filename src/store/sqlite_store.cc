@@ -99,10 +99,6 @@ CREATE INDEX lessons_by_memory ON lessons(memory);
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
-// Invalid UTF-8 inside a JSON string (a crash log with raw bytes, say) becomes
-// U+FFFD rather than an error: a verdict is data and must still be recorded.
-std::string DumpJson(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
 // One use of a cached prepared statement: binds parameters left to right,
 // steps, reads columns, and resets the statement when it goes out of scope (which
 // also ends the implicit read transaction of a SELECT). Errors name the file and

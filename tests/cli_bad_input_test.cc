@@ -1,0 +1,51 @@
+// Bad input as a user gives it to the command line: a clear error or a
+// verdict, never a crash of the engine.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "core/json_io.h"
+#include "testing/run_command.h"
+#include "testing/temp_dir.h"
+
+namespace accelopt {
+namespace {
+
+using testing::Accelopt;
+using testing::CommandRun;
+
+const std::string kSuite = " --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite";
+
+TEST(CliBadInput, ADirectoryAsTheKernelIsAnErrorNamingIt) {
+  testing::TempDir dir;
+  CommandRun run = Accelopt("eval silu " + dir.path() + " --shape test" + kSuite);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find(dir.path() + ": is a directory"), std::string::npos) << run.out;
+}
+
+// A correct kernel with a Latin-1 comment on a line the compiler warns about,
+// which writes bytes that are not UTF-8 to stderr: its profile is JSON all
+// the same, with the bytes replaced.
+TEST(CliBadInput, InvalidUtf8FromAKernelStillGivesJson) {
+  testing::TempDir dir;
+  const std::string kernel = dir.path() + "/latin1.cpp";
+  std::ofstream(kernel) << "#include <cmath>\n#include <cstdio>\n"
+                           "extern \"C\" void kernel(const float* x, float* out) {\n"
+                           "  int unused_cafe;  // caf\xe9 cr\xe8me\n"
+                           "  static bool once = false;\n"
+                           "  if (!once) once = true, std::fwrite(\"\\xff\\xfe bytes \\xe9\\n\", 1, 11, stderr);\n"
+                           "  for (long i = 0; i < M * N; ++i) out[i] = x[i] / (1.0f + std::exp(-x[i]));\n"
+                           "}\n";
+  CommandRun run = Accelopt("eval silu " + kernel + " --shape test --json -v" + kSuite);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string json = run.out.substr(run.out.find('{'));
+  Json profile;
+  ASSERT_NO_THROW(profile = Json::parse(json.substr(0, json.rfind('}') + 1))) << run.out;
+  EXPECT_EQ(profile["status"], "ok");
+  EXPECT_NE(profile["run_log"].get<std::string>().find("\xef\xbf\xbd"), std::string::npos) << profile["run_log"];
+}
+
+}  // namespace
+}  // namespace accelopt
