@@ -146,6 +146,32 @@ Status CheckNames(const Fields& f, const Task& task, const YAML::Node& root) {
   return Ok{};
 }
 
+// Every shape's roofline evaluates to finite, non-negative counts, and to some
+// bytes moved: a roofline that cannot be evaluated would leave every kernel of
+// the task unscored without a word (and skip the check for impossible speeds).
+Status CheckRoofline(const Fields& f, const Task& task, const YAML::Node& roofline) {
+  for (const auto& [shape, params] : task.shapes) {
+    Bindings all = task.constants;
+    for (const auto& [k, v] : params) all[k] = v;
+    for (auto [expr, key] :
+         {std::pair{&task.roofline.flops_mm, "flops_mm"}, std::pair{&task.roofline.flops_vec, "flops_vec"},
+          std::pair{&task.roofline.min_bytes, "min_bytes"}}) {
+      const std::string field = std::string("roofline.") + key;
+      auto value = expr->Evaluate(all);
+      if (!value) return f.Fail(field, roofline[key], "on shape '" + shape + "': " + value.error().message);
+      if (!std::isfinite(*value) || *value < 0)
+        return f.Fail(field, roofline[key],
+                      "on shape '" + shape + "': '" + expr->text() + "' is " + std::to_string(*value) +
+                          " (a count must be finite and not negative)");
+      if (std::string(key) == "min_bytes" && *value <= 0)
+        return f.Fail(field, roofline[key],
+                      "on shape '" + shape + "': '" + expr->text() +
+                          "' is 0, but every kernel reads its inputs and writes its outputs");
+    }
+  }
+  return Ok{};
+}
+
 std::string Flatten(const YAML::Node& node) {
   if (node.IsScalar()) return node.Scalar();
   YAML::Emitter out;
@@ -218,6 +244,7 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
     *slot = *expr;
   }
   if (auto s = CheckNames(f, task, root); !s) return s.error();
+  if (auto s = CheckRoofline(f, task, *roofline); !s) return s.error();
   return task;
 }
 

@@ -119,6 +119,23 @@ TEST_F(TaskFile, ErrorsNameFileFieldAndExpectation) {
   EXPECT_NE(e.find("field 'outputs'"), std::string::npos) << e;
 }
 
+// A roofline that cannot be evaluated on a shape is refused when the task is
+// loaded, naming file, field and shape; it no longer leaves kernels unscored.
+TEST_F(TaskFile, ARooflineThatFailsWhenEvaluatedIsRefused) {
+  std::string e = ErrorFor("min_bytes: 4*(M*K + K*N + M*N)", "min_bytes: 4*(2*M*N)/(M-M)");
+  EXPECT_NE(e.find("task.yaml: field 'roofline.min_bytes' (line 17)"), std::string::npos) << e;
+  EXPECT_NE(e.find("on shape 'bench'"), std::string::npos) << e;
+  EXPECT_NE(e.find("division by zero"), std::string::npos) << e;
+
+  e = ErrorFor("min_bytes: 4*(M*K + K*N + M*N)", "min_bytes: 0");
+  EXPECT_NE(e.find("field 'roofline.min_bytes'"), std::string::npos) << e;
+  EXPECT_NE(e.find("is 0, but every kernel reads its inputs"), std::string::npos) << e;
+
+  e = ErrorFor("flops_mm: 2*M*N*K", "flops_mm: M - 2*M");
+  EXPECT_NE(e.find("field 'roofline.flops_mm'"), std::string::npos) << e;
+  EXPECT_NE(e.find("not negative"), std::string::npos) << e;
+}
+
 TEST_F(TaskFile, InvalidYamlNamesTheLine) {
   auto task = LoadTask(Write("name: demo\nshapes: {test: [1, 2\n"));
   ASSERT_FALSE(task.ok());

@@ -478,6 +478,9 @@ void CpuTarget::Score(const suite::BoundTask& bound, Profile& profile) const {
 // and below the theoretical peak. Beyond that, no honest measurement explains
 // it: suspect.
 Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
+  // A roofline the task loader accepted evaluates; if not, that is the engine's error, never a silent 0%.
+  if (options_.rates.bandwidth_gbs > 0)
+    if (auto counts = suite::CountRoofline(*batch.bound); !counts) return counts.error();
   Score(*batch.bound, profile);
   if (profile.status != Verdict::kOk || profile.percent_of_peak <= 100) return Ok{};
   Profile again;
