@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -45,6 +46,24 @@ TEST(CliBadInput, InvalidUtf8FromAKernelStillGivesJson) {
   ASSERT_NO_THROW(profile = Json::parse(json.substr(0, json.rfind('}') + 1))) << run.out;
   EXPECT_EQ(profile["status"], "ok");
   EXPECT_NE(profile["run_log"].get<std::string>().find("\xef\xbf\xbd"), std::string::npos) << profile["run_log"];
+}
+
+// A shape that needs more memory than the machine has is refused before
+// anything is drawn, naming what it needs and what there is.
+TEST(CliBadInput, AShapeTooLargeForTheMachineIsRefusedUpFront) {
+  testing::TempDir dir;
+  const std::string fixture = std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale";
+  std::filesystem::create_directories(dir.path() + "/scale");
+  for (const char* file : {"reference.cpp", "baseline.cpp"})
+    std::filesystem::copy_file(fixture + "/" + file, dir.path() + "/scale/" + file);
+  std::string yaml = *ReadFile(fixture + "/task.yaml");
+  yaml.replace(yaml.find("bench: {M: 40, N: 50}"), 21, "bench: {M: 5000000, N: 500000}");
+  std::ofstream(dir.path() + "/scale/task.yaml") << yaml;
+  CommandRun run = Accelopt("eval scale " + fixture + "/baseline.cpp --suite " + dir.path());
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("task 'scale' at shape 'bench' needs at least 80000.0 GB of memory"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("GB available"), std::string::npos) << run.out;
 }
 
 }  // namespace

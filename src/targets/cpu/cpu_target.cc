@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <optional>
 #include <random>
@@ -25,6 +26,36 @@ using eval::Profile;
 using eval::Verdict;
 
 namespace {
+
+// Bytes of memory the machine can still give (MemAvailable), or 0 when unknown.
+double AvailableMemoryBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+// A shape too large for this machine is refused before anything is drawn:
+// at the least, the engine holds each argument once in the kernel's shared
+// memory (4 bytes), once as a drawn input set or a copied output (4) and once
+// as a double-precision reference (8).
+Status CheckMemoryFor(const suite::BoundTask& bound) {
+  const double needed = 16.0 * static_cast<double>(Elements(bound));
+  const double available = AvailableMemoryBytes();
+  if (available > 0 && needed > available) {
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "task '%s' at shape '%s' needs at least %.1f GB of memory (its %ld argument elements held as the "
+                  "kernel's arguments, an input set and a double-precision reference), but this machine has %.1f GB "
+                  "available",
+                  bound.task->name.c_str(), bound.shape_name.c_str(), needed / 1e9, Elements(bound), available / 1e9);
+    return Error{text};
+  }
+  return Ok{};
+}
 
 // Where the k-th candidate of a batch is built and run.
 fs::path CandidateDir(const fs::path& batch_dir, size_t k) { return batch_dir / ("candidate-" + std::to_string(k)); }
@@ -295,6 +326,7 @@ Result<std::unique_ptr<CpuTarget::Batch>> CpuTarget::Begin(std::span<const targe
   batch->requests = requests;
   auto bound = suite::Bind(*first.task, first.shape);
   if (!bound) return bound.error();
+  if (auto s = CheckMemoryFor(*bound); !s) return s.error();
   batch->bound.emplace(std::move(*bound));
   auto scratch = ScratchDir::Create(options_.work_dir, first.task->name, options_.keep_work);
   if (!scratch) return scratch.error();
