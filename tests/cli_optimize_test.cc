@@ -52,6 +52,21 @@ TEST(CliOptimize, DemoRunsRecordsAndShows) {
   EXPECT_EQ(resume.out.find("evaluating the baseline"), std::string::npos) << resume.out;
 }
 
+// Named tasks without a model are an error that says how to configure one or
+// ask for the demo; the recorded demo never stands in for them silently.
+TEST(CliOptimize, NamedTasksWithoutAModelAreAnErrorNotTheDemo) {
+  testing::TempDir dir;
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  CommandRun run =
+      Accelopt("optimize silu -I 3 --shape test --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite" + db);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("No language model is configured"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("accelopt optimize --demo"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("recorded demo (answers replayed"), std::string::npos) << run.out;
+  CommandRun runs = Accelopt("runs --json" + db);
+  EXPECT_EQ(Json::parse(runs.out).size(), 0u) << runs.out;  // no run was created
+}
+
 TEST(CliOptimize, UnknownRunIsAClearError) {
   testing::TempDir dir;
   CommandRun resume = Accelopt("resume 42 --db " + dir.path() + "/accelopt.db");

@@ -199,6 +199,11 @@ void RegisterOptimize(CLI::App& app) {
         f.llm.override_.model = s.models.front();
         fmt::print(stderr, "No model is configured; using {} found at {} (model {}).\n", s.name, s.base_url,
                    s.models.front());
+      } else if (!f.tasks.empty()) {
+        // Named tasks are a request for a real search: never answered by a recording with settings of its own.
+        throw Exit{kExitError, HowToConfigure() +
+                                   "To replay the recorded demo instead (silu, matmul, rmsnorm_matmul), run "
+                                   "`accelopt optimize --demo`."};
       } else {
         fmt::print(stderr,
                    "No language model is configured or found: running the recorded demo (answers replayed from "
