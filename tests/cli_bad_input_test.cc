@@ -48,6 +48,30 @@ TEST(CliBadInput, InvalidUtf8FromAKernelStillGivesJson) {
   EXPECT_NE(profile["run_log"].get<std::string>().find("\xef\xbf\xbd"), std::string::npos) << profile["run_log"];
 }
 
+// Usage errors: each says what was wrong in a line, and all exit with the one
+// code the help names (2); --version exists.
+TEST(CliBadInput, UsageErrorsAreClearAndExitWithTwo) {
+  CommandRun nonsense = Accelopt("nonsense");
+  EXPECT_EQ(nonsense.exit_code, 2) << nonsense.out;
+  EXPECT_NE(nonsense.out.find("unknown command 'nonsense' (commands: tasks, eval"), std::string::npos) << nonsense.out;
+
+  CommandRun negative = Accelopt("eval silu x.cpp --cpus -1");
+  EXPECT_EQ(negative.exit_code, 2) << negative.out;
+  EXPECT_NE(negative.out.find("a core is a number from 0 up, got '-1'"), std::string::npos) << negative.out;
+  EXPECT_LT(negative.out.size(), 200u) << negative.out;  // no 309-digit range
+
+  CommandRun twice = Accelopt("eval silu x.cpp --cpus 0,0");
+  EXPECT_EQ(twice.exit_code, 2) << twice.out;
+  EXPECT_NE(twice.out.find("core 0 is named twice"), std::string::npos) << twice.out;
+
+  CommandRun missing = Accelopt("eval");
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+
+  CommandRun version = Accelopt("--version");
+  EXPECT_EQ(version.exit_code, 0) << version.out;
+  EXPECT_EQ(version.out.rfind("accelopt ", 0), 0u) << version.out;
+}
+
 // A shape that needs more memory than the machine has is refused before
 // anything is drawn, naming what it needs and what there is.
 TEST(CliBadInput, AShapeTooLargeForTheMachineIsRefusedUpFront) {

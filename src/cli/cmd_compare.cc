@@ -14,7 +14,7 @@ void RegisterCompare(CLI::App& app) {
       "compare",
       "time kernels A and B of one task interleaved (A, B, B, A, ... in one window, each call prepared alike) and "
       "print the speedup of B over A with its 95% confidence interval\n"
-      "exit code: 0 both ok, 3 either kernel's status is not ok, 1 error");
+      "exit code: 0 both ok, 3 either kernel's status is not ok, 1 error, 2 usage");
   static CommonFlags flags;
   static std::string task_name, path_a, path_b, shape = "bench";
   static bool json = false, verbose = false;

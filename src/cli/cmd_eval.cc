@@ -12,7 +12,7 @@ void RegisterEval(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("eval",
                          "evaluate one kernel: compile, run isolated, check on fresh random inputs, time, score\n"
-                         "exit code: 0 ok, 3 the kernel's status is not ok, 1 error");
+                         "exit code: 0 ok, 3 the kernel's status is not ok, 1 error, 2 usage");
   static CommonFlags flags;
   static std::string task_name, kernel_path, shape = "bench";
   static std::vector<std::string> libraries;

@@ -91,7 +91,20 @@ void AddEvalFlags(CLI::App& app, EvalFlags& flags) {
   app.add_option("--timeout", flags.timeout, "wall-clock limit per child process, seconds")->check(CLI::PositiveNumber);
   app.add_option("--cpus", flags.cpus, "cores the kernel runs on, e.g. --cpus 0,1 (default: all allowed)")
       ->delimiter(',')
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(
+          [](const std::string& value) -> std::string {
+            return !value.empty() && value.find_first_not_of("0123456789") == std::string::npos
+                       ? ""
+                       : "a core is a number from 0 up, got '" + value + "'";
+          },
+          "CORE", "core number"));
+  // Checked once the command line is parsed, before the command does anything.
+  app.parse_complete_callback([&flags] {
+    for (size_t i = 0; i < flags.cpus.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (flags.cpus[i] == flags.cpus[j])
+          throw CLI::ValidationError("--cpus", fmt::format("core {} is named twice", flags.cpus[i]));
+  });
   app.add_flag("--bind-openmp", flags.bind_openmp,
                "bind each OpenMP thread to one core (also pins the main thread, which confines OpenBLAS and "
                "std::thread workers to one core)");

@@ -16,6 +16,7 @@ namespace accelopt::cli {
 
 /// Exit codes: 0 success, 1 engine or input error, 2 usage, 3 a kernel's verdict was not ok.
 constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
 constexpr int kExitVerdict = 3;
 
 /// Thrown by subcommand callbacks to end with a message and an exit code.

@@ -16,10 +16,26 @@ int main(int argc, char** argv) {
   accelopt::cli::RegisterLlm(app);
   accelopt::cli::RegisterOptimize(app);
   accelopt::cli::RegisterStoreCommands(app);
+  app.set_version_flag("--version", std::string("accelopt ") + ACCELOPT_VERSION);
   try {
+    // An unknown command is named as such, with the commands there are.
+    if (argc > 1 && argv[1][0] != '-') {
+      bool known = false;
+      std::string commands;
+      for (const CLI::App* sub : app.get_subcommands({})) {
+        known = known || sub->get_name() == argv[1];
+        commands += (commands.empty() ? "" : ", ") + sub->get_name();
+      }
+      if (!known) {
+        fmt::print(stderr, "accelopt: unknown command '{}' (commands: {}; --help for more)\n", argv[1], commands);
+        return accelopt::cli::kExitUsage;
+      }
+    }
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Help and --version succeed; every usage error exits with the one code the help names.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : accelopt::cli::kExitUsage;
   } catch (const accelopt::cli::Exit& e) {
     if (!e.message.empty()) fmt::print(stderr, "accelopt: {}\n", e.message);
     return e.code;
