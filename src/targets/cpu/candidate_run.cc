@@ -73,8 +73,7 @@ class Run {
         if (auto r = SeriesCall(c); !r) return r;
       if (over()) break;
       const eval::MachineLoad load = eval::LoadBetween(before, eval::TakeCpuSnapshot(process_->pid()));
-      const std::vector<double>& samples = EndSeries();
-      series_load_.push_back(load.others);
+      const std::vector<double>& samples = EndSeries(load.others);
       if (load.others > t.disturbed_share) {
         ++profile_.disturbed_series;
         if (disturbed < t.disturbed_retries) {
@@ -132,9 +131,10 @@ class Run {
     return Ok{};
   }
 
-  // The current series ends; its samples.
-  const std::vector<double>& EndSeries() {
+  // The current series ends, with the share of the machine others took meanwhile; its samples.
+  const std::vector<double>& EndSeries(double others_load) {
     series_.push_back(samples_);
+    series_load_.push_back(others_load);
     return series_.back();
   }
 
@@ -175,9 +175,9 @@ class Run {
     std::vector<std::vector<double>> quiet;
     double load = 0;
     for (size_t i = 0; i < series_.size(); ++i)
-      if (i >= series_load_.size() || series_load_[i] <= options_.timing.disturbed_share) {
+      if (series_load_[i] <= options_.timing.disturbed_share) {
         quiet.push_back(series_[i]);
-        load = std::max(load, i < series_load_.size() ? series_load_[i] : 0.0);
+        load = std::max(load, series_load_[i]);
       }
     if (quiet.empty()) {
       quiet = series_;
@@ -328,7 +328,7 @@ class Run {
   std::vector<double> timings_;  // every call's, in order
   std::vector<std::vector<double>> series_;
   std::vector<double> samples_;      // of the current series
-  std::vector<double> series_load_;  // others' share of the machine during each series
+  std::vector<double> series_load_;  // others' share of the machine during each series, parallel to series_
   std::vector<long> series_positions_;
   size_t series_first_checked_ = 0;
   int checked_calls_ = 0;
@@ -380,8 +380,9 @@ Result<eval::PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::st
       if (auto r = second.SeriesCall(c); !r) return r.error();
     }
     if (!run_a.ok() || !run_b.ok()) break;
-    const auto& series_a = run_a.EndSeries();
-    const auto& series_b = run_b.EndSeries();
+    // Paired series are not judged by the machine's load: pairing cancels its drift.
+    const auto& series_a = run_a.EndSeries(0);
+    const auto& series_b = run_b.EndSeries(0);
     times_a.insert(times_a.end(), series_a.begin(), series_a.end());
     times_b.insert(times_b.end(), series_b.begin(), series_b.end());
     const eval::PairedSpeedup so_far = eval::PairedComparison(times_a, times_b);

@@ -198,6 +198,8 @@ class CpuTarget : public targets::Target {
   Result<Profile> EvaluateBuilt(Batch& batch, size_t k);
   Result<bool> Precheck(Batch& batch, size_t k, Profile& profile) const;
   Status Postcheck(Batch& batch, size_t k, Profile& profile);
+  // Runs the k-th candidate of the batch in its own kernel process.
+  Status RunBuilt(Batch& batch, size_t k, bool timed, Profile& profile) const;
   Status CheckOtherShapes(const std::vector<OtherShape>& others, Built& built, Shared& shared, const fs::path& dir,
                           Profile& profile);
   void Score(const suite::BoundTask& bound, Profile& profile) const;
@@ -314,12 +316,9 @@ Status CpuTarget::CheckOtherShapes(const std::vector<OtherShape>& others, Built&
   return Ok{};
 }
 
-// Every candidate of a batch is built first, all builds in parallel; at the
-// same time the batch takes the device and, under its lock, draws the inputs
-// and runs the reference once for all candidates. The candidates then run one
-// after another, each in its own folder, still under the lock: no timed call
-// shares the machine with a build, a reference run or another accelopt
-// process's measurement.
+// Sets a batch up: its shape bound (refused when too large for the machine),
+// its folder, every build, and, under the device's lock taken meanwhile, its
+// inputs and reference outputs. The batch keeps the lock until it is gone.
 Result<std::unique_ptr<CpuTarget::Batch>> CpuTarget::Begin(std::span<const targets::EvalRequest> requests) {
   const targets::EvalRequest& first = requests.front();
   auto batch = std::make_unique<Batch>();
@@ -397,11 +396,7 @@ Result<targets::PairedResult> CpuTarget::Compare(const targets::EvalRequest& a, 
   } else {
     for (size_t k = 0; k < 2; ++k)
       if (runnable[k])
-        if (auto s =
-                RunCandidate(*batch.bound, batch.built[k].main->library_path, *batch.shared.expected, options_,
-                             CandidateDir(batch.scratch->path(), k).string(), options_.timing_enabled, *profiles[k]);
-            !s)
-          return s.error();
+        if (auto s = RunBuilt(batch, k, options_.timing_enabled, *profiles[k]); !s) return s.error();
   }
   for (size_t k = 0; k < 2; ++k)
     if (runnable[k])
@@ -416,12 +411,14 @@ Result<Profile> CpuTarget::EvaluateBuilt(Batch& batch, size_t k) {
   auto runnable = Precheck(batch, k, profile);
   if (!runnable) return runnable.error();
   if (!*runnable) return profile;
-  if (auto s = RunCandidate(*batch.bound, batch.built[k].main->library_path, *batch.shared.expected, options_,
-                            CandidateDir(batch.scratch->path(), k).string(), options_.timing_enabled, profile);
-      !s)
-    return s.error();
+  if (auto s = RunBuilt(batch, k, options_.timing_enabled, profile); !s) return s.error();
   if (auto s = Postcheck(batch, k, profile); !s) return s.error();
   return profile;
+}
+
+Status CpuTarget::RunBuilt(Batch& batch, size_t k, bool timed, Profile& profile) const {
+  return RunCandidate(*batch.bound, batch.built[k].main->library_path, *batch.shared.expected, options_,
+                      CandidateDir(batch.scratch->path(), k).string(), timed, profile);
 }
 
 // Fills what is known before the kernel runs; whether it can run (it
@@ -510,17 +507,15 @@ void CpuTarget::Score(const suite::BoundTask& bound, Profile& profile) const {
 // and below the theoretical peak. Beyond that, no honest measurement explains
 // it: suspect.
 Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
+  if (options_.rates.bandwidth_gbs <= 0) return Ok{};  // no rates, no score
   // A roofline the task loader accepted evaluates; if not, that is the engine's error, never a silent 0%.
-  if (options_.rates.bandwidth_gbs > 0)
-    if (auto counts = suite::CountRoofline(*batch.bound); !counts) return counts.error();
+  auto counts = suite::CountRoofline(*batch.bound);
+  if (!counts) return counts.error();
   Score(*batch.bound, profile);
   if (profile.status != Verdict::kOk || profile.percent_of_peak <= 100) return Ok{};
   Profile again;
   again.tolerance = profile.tolerance;
-  if (auto s = RunCandidate(*batch.bound, batch.built[k].main->library_path, *batch.shared.expected, options_,
-                            CandidateDir(batch.scratch->path(), k).string(), /*timed=*/true, again);
-      !s)
-    return s;
+  if (auto s = RunBuilt(batch, k, /*timed=*/true, again); !s) return s;
   if (again.status != Verdict::kOk) {
     profile.status = again.status;
     profile.message = "measured again because it ran faster than the roofline: " + again.message;
@@ -534,7 +529,6 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
     profile.message += "; measured again after a first median faster than the roofline";
     return Ok{};
   }
-  auto counts = suite::CountRoofline(*batch.bound);
   const double median = profile.latency->median_s;
   struct Claim {
     const char* figure;
