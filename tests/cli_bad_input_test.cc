@@ -48,6 +48,26 @@ TEST(CliBadInput, InvalidUtf8FromAKernelStillGivesJson) {
   EXPECT_NE(profile["run_log"].get<std::string>().find("\xef\xbf\xbd"), std::string::npos) << profile["run_log"];
 }
 
+// A cache folder whose name is not UTF-8 (a Latin-1 é): paths in the profile
+// are JSON all the same.
+TEST(CliBadInput, ACacheFolderNamedInLatin1StillGivesJson) {
+  testing::TempDir dir;
+  const std::string cache = dir.path() + "/cach\xe9";
+  const char* saved = getenv("ACCELOPT_CACHE");
+  const std::string before = saved ? saved : "";
+  setenv("ACCELOPT_CACHE", cache.c_str(), 1);
+  CommandRun run = Accelopt("eval silu " + std::string(ACCELOPT_SOURCE_DIR) +
+                            "/suite/silu/baseline.cpp --shape test --json" + kSuite);
+  if (saved)
+    setenv("ACCELOPT_CACHE", before.c_str(), 1);
+  else
+    unsetenv("ACCELOPT_CACHE");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  Json profile;
+  ASSERT_NO_THROW(profile = Json::parse(run.out.substr(run.out.find('{')))) << run.out;
+  EXPECT_EQ(profile["status"], "ok");
+}
+
 // Usage errors: each says what was wrong in a line, and all exit with the one
 // code the help names (2); --version exists.
 TEST(CliBadInput, UsageErrorsAreClearAndExitWithTwo) {

@@ -35,6 +35,18 @@ TEST(CliLlmPing, ReportsModelLatencyTokensAndCost) {
   EXPECT_EQ(run.out.find("PRIVATE"), std::string::npos);
 }
 
+TEST(CliLlmPing, InlineThinkingIsReportedAsReasoning) {
+  testing::FakeLlmServer server;
+  server.Enqueue({.text = "<think>\nThe user wants one word.\n</think>\n\npong"});
+  CommandRun run = Accelopt("llm ping --json --base-url " + server.base_url() + " --model qwen3-local");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  Json record = Json::parse(run.out);
+  EXPECT_EQ(record["response"], "pong");
+  EXPECT_EQ(record["reasoning"], "The user wants one word.");
+  EXPECT_GT(record["usage"]["reasoning_tokens"].get<long>(), 0);
+  EXPECT_EQ(record["usage"]["reasoning_estimated"], true);
+}
+
 TEST(CliLlmPing, UnknownPriceIsSaidToBeUnknown) {
   testing::FakeLlmServer server;
   CommandRun run = Accelopt("llm ping --base-url " + server.base_url() + " --model qwen3-coder-local");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/json_io.h"
+#include "testing/fake_llm_server.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
 
@@ -65,6 +66,26 @@ TEST(CliOptimize, NamedTasksWithoutAModelAreAnErrorNotTheDemo) {
   EXPECT_EQ(run.out.find("recorded demo (answers replayed"), std::string::npos) << run.out;
   CommandRun runs = Accelopt("runs --json" + db);
   EXPECT_EQ(Json::parse(runs.out).size(), 0u) << runs.out;  // no run was created
+}
+
+// A failing kernel that writes bytes that are not UTF-8 to stderr: its log
+// reaches the fixer over HTTP (the engine aborted on it, exit 134).
+TEST(CliOptimize, BinaryStderrOfAFailingKernelReachesTheFixer) {
+  testing::FakeLlmServer server;
+  server.Enqueue({.text = "PLAN: double in place\nMultiply by two."});
+  server.Enqueue({.text = "```cpp\n#include <cstdio>\n#include <cstdlib>\n"
+                          "extern \"C\" void kernel(const float* x, float* out) {\n"
+                          "  std::fputs(\"garbage \\xff\\xfe\\xc3 end\", stderr);\n  std::abort();\n}\n```\n"});
+  testing::TempDir dir;
+  CommandRun run = Accelopt("optimize scale -I 1 -N 1 -B 1 -K 1 -R 1 --shape test --memory fresh --suite " +
+                            std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures --db " + dir.path() +
+                            "/accelopt.db --base-url " + server.base_url() + " --model fake-model");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  bool fixer_saw_log = false;
+  for (const auto& request : server.requests())
+    if (request.body.find("garbage \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end") != std::string::npos)
+      fixer_saw_log = true;
+  EXPECT_TRUE(fixer_saw_log) << server.requests().size() << " requests";
 }
 
 TEST(CliOptimize, UnknownRunIsAClearError) {

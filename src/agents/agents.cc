@@ -5,6 +5,19 @@
 #include "core/json_io.h"
 
 namespace accelopt::agents {
+namespace {
+
+// How much of a failing kernel's log the fixer sees.
+constexpr size_t kFixerLogBytes = 6000;
+
+// The first `bytes` bytes of `text`, backed off so as not to split a UTF-8 character.
+std::string CutAtCharacter(const std::string& text, size_t bytes) {
+  if (text.size() <= bytes) return text;
+  while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) --bytes;
+  return text.substr(0, bytes);
+}
+
+}  // namespace
 
 Result<PromptTemplates> PromptTemplates::Load(const std::string& dir) {
   PromptTemplates t;
@@ -82,7 +95,7 @@ Result<std::string> Agents::Fix(const std::string& code, const std::string& stat
   auto v = Common();
   v["kernel"] = code;
   v["status"] = status;
-  v["error"] = log.size() > 6000 ? log.substr(0, 6000) + "\n[... truncated]" : log;
+  v["error"] = log.size() > kFixerLogBytes ? CutAtCharacter(log, kFixerLogBytes) + "\n[... truncated]" : log;
   auto answer = model_.Ask("fixer", Render(templates_.text.at("fixer"), v), key);
   if (!answer) return answer.error();
   auto fixed = ExtractCode(*answer);

@@ -26,7 +26,20 @@ struct Block {
   std::string tag, code;
 };
 
+// What follows ``` on an opening fence: nothing, or a language tag (`cpp`,
+// `c++`, `objective-c`). "```</think>" or "```)." is not an opening.
+bool IsOpeningRest(const std::string& rest) {
+  if (rest.empty()) return true;
+  if (!std::isalnum(static_cast<unsigned char>(rest[0]))) return false;
+  size_t end = rest.find_first_of(" \t");
+  for (char c : rest.substr(0, end))
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string("+-_.#").find(c) == std::string::npos) return false;
+  return true;
+}
+
 // Complete ``` blocks only: an answer cut off inside a block yields nothing for it.
+// Inside a block, a line of ``` followed by anything but a language tag closes
+// it ("```</think>" ends a block and the thinking around it).
 std::vector<Block> FencedBlocks(const std::string& answer) {
   std::vector<Block> blocks;
   std::istringstream in(answer);
@@ -35,10 +48,12 @@ std::vector<Block> FencedBlocks(const std::string& answer) {
   Block current;
   while (std::getline(in, line)) {
     std::string t = Trim(line);
-    if (!inside && t.rfind("```", 0) == 0) {
+    bool fence = t.rfind("```", 0) == 0;
+    std::string rest = fence ? Trim(t.substr(3)) : "";
+    if (!inside && fence && IsOpeningRest(rest)) {
       inside = true;
-      current = {Lower(Trim(t.substr(3))), ""};
-    } else if (inside && t == "```") {
+      current = {Lower(rest.substr(0, rest.find_first_of(" \t"))), ""};
+    } else if (inside && fence && (rest.empty() || !IsOpeningRest(rest))) {
       inside = false;
       blocks.push_back(current);
     } else if (inside) {

@@ -24,8 +24,14 @@ void PrintRecord(const llm::CallRecord& r) {
     if (a.outcome != "ok")
       fmt::print("  attempt {}: {} {} (waited {:.2f} s before)\n", a.number, a.outcome, a.message, a.waited_seconds);
   if (r.error.empty()) {
-    fmt::print("tokens       {} in, {} out ({} reasoning){}\n", r.usage.input_tokens, r.usage.output_tokens,
-               r.usage.reasoning_tokens, r.usage.estimated ? ", estimated: the server reported none" : "");
+    fmt::print("tokens       {} in, {} out ({} reasoning{}){}\n", r.usage.input_tokens, r.usage.output_tokens,
+               r.usage.reasoning_tokens,
+               r.usage.reasoning_estimated && !r.usage.estimated ? ", estimated from its text" : "",
+               r.usage.estimated ? ", estimated: the server reported none" : "");
+    if (!r.reasoning.empty()) {
+      std::string reasoning = r.reasoning.size() > 200 ? r.reasoning.substr(0, 200) + "..." : r.reasoning;
+      fmt::print("reasoning    {}\n", reasoning);
+    }
     fmt::print("cost         {}\n", CostText(r));
     std::string answer = r.response.size() > 200 ? r.response.substr(0, 200) + "..." : r.response;
     fmt::print("answer       {}\n", answer);

@@ -80,7 +80,11 @@ class AnthropicChatModel : public ChatModel {
       r.usage.output_tokens = j["usage"].value("output_tokens", 0L);
     }
     EstimateUsageIfMissing(request, r, reported);
-    if (reported && !r.reasoning.empty()) r.usage.reasoning_tokens = EstimateTokens(r.reasoning);
+    if (reported && !r.reasoning.empty()) {
+      // Anthropic counts thinking inside output_tokens without a figure of its own.
+      r.usage.reasoning_tokens = EstimateTokens(r.reasoning);
+      r.usage.reasoning_estimated = true;
+    }
     outcome.response = std::move(r);
     return outcome;
   }

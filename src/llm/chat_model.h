@@ -35,8 +35,9 @@ struct ChatRequest {
 struct Usage {
   long input_tokens = 0;
   long output_tokens = 0;
-  long reasoning_tokens = 0;  ///< included in output_tokens where the server reports it
-  bool estimated = false;     ///< the server sent no usage: counted from the text (about 4 characters a token)
+  long reasoning_tokens = 0;         ///< included in output_tokens where the server reports it
+  bool estimated = false;            ///< the server sent no usage: counted from the text (about 4 characters a token)
+  bool reasoning_estimated = false;  ///< reasoning_tokens counted from the reasoning text, the server gave no count
 };
 
 struct ChatResponse {
@@ -89,6 +90,14 @@ class ChatModel {
 
 /// The message contents joined by newlines: what recorded matches search.
 std::string JoinPrompt(const ChatRequest& request);
+
+/// Moves reasoning written inline into `reasoning`: a leading `<think>...</think>`
+/// (or `<thinking>`) block, as Qwen3 and DeepSeek-R1 write it on raw endpoints,
+/// or everything before a lone `</think>` when the server's template opened the
+/// block itself. An unclosed leading block is all reasoning (the answer was cut
+/// off while thinking). The reasoning's tokens are then estimated from its text,
+/// unless the server counted them. Returns whether anything moved.
+bool SplitInlineReasoning(ChatResponse& response);
 
 /// Rough token count of a text, for servers that report no usage.
 long EstimateTokens(const std::string& text);

@@ -73,7 +73,8 @@ Json CallRecord::ToJson() const {
            {{"input_tokens", usage.input_tokens},
             {"output_tokens", usage.output_tokens},
             {"reasoning_tokens", usage.reasoning_tokens},
-            {"estimated", usage.estimated}}},
+            {"estimated", usage.estimated},
+            {"reasoning_estimated", usage.reasoning_estimated}}},
           {"latency_seconds", latency_seconds},
           {"cost_usd", cost_usd ? Json(*cost_usd) : Json(nullptr)},
           {"attempts", attempts_json}};
@@ -211,6 +212,7 @@ Result<ChatResponse> LlmClient::Chat(const std::string& agent_role, const std::v
     record.attempts.push_back(a);
     if (outcome.ok()) {
       ChatResponse& r = *outcome.response;
+      SplitInlineReasoning(r);
       record.response = r.text;
       record.reasoning = r.reasoning;
       record.usage = r.usage;

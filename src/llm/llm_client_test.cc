@@ -215,7 +215,23 @@ TEST_F(Client, AnthropicMessagesWithThinking) {
   EXPECT_EQ(body["thinking"]["budget_tokens"], 2048);
   EXPECT_GT(body["max_tokens"].get<int>(), 2048);
   EXPECT_FALSE(body.contains("temperature"));
+  EXPECT_GT(answer->usage.reasoning_tokens, 0);
+  EXPECT_TRUE(answer->usage.reasoning_estimated);  // Anthropic gives no count of its own
+  EXPECT_FALSE(answer->usage.estimated);
   ExpectNoKeyAnywhere(*client);
+}
+
+TEST_F(Client, InlineThinkingIsSplitOffForEveryRoleAndRecorded) {
+  auto client = Make();
+  for (std::string role : {"planner", "summarizer"}) {
+    server_.Enqueue({.text = "<think>\nweighing " + role + " options\n```cpp\nint draft;\n```</think>\n\nanswer"});
+    auto answer = client->Chat(role, {{"user", "x"}});
+    ASSERT_TRUE(answer.ok()) << answer.error().message;
+    EXPECT_EQ(answer->text, "answer");
+    EXPECT_EQ(answer->reasoning, "weighing " + role + " options\n```cpp\nint draft;\n```");
+    EXPECT_EQ(client->records().back().response, "answer");
+    EXPECT_EQ(client->records().back().reasoning, answer->reasoning);
+  }
 }
 
 TEST_F(Client, TokenBudgetStopsNewCalls) {

@@ -1,0 +1,56 @@
+// Reading model answers: code blocks, plans and lessons.
+
+#include "agents/parse.h"
+
+#include <gtest/gtest.h>
+
+namespace accelopt::agents {
+namespace {
+
+TEST(ExtractCode, TakesTheLastCppBlock) {
+  auto code = ExtractCode("Plan:\n```text\nnotes\n```\n```cpp\nint a;\n```\nthen\n```c++\nint b;\n```\n");
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, "int b;\n");
+}
+
+TEST(ExtractCode, AnUnfinishedBlockIsNoCode) { EXPECT_FALSE(ExtractCode("```cpp\nint a;\n")); }
+
+TEST(ExtractCode, FenceFollowedByAClosingTagEndsTheBlock) {
+  // Reasoning left inline: its block closes on the line that also closes the thinking.
+  std::string answer =
+      "<think>\nFirst try:\n```cpp\nint draft;\n```</think>\n\nThe kernel:\n```cpp\nint final_version;\n```\n";
+  auto code = ExtractCode(answer);
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, "int final_version;\n");
+}
+
+TEST(ExtractCode, FenceFollowedByPunctuationOpensNothing) {
+  auto code = ExtractCode("Note the fence ```</think>\n```</think>\nprose\n```cpp\nint k;\n```\n");
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, "int k;\n");
+}
+
+TEST(ExtractCode, TagWithAttributesIsATag) {
+  auto code = ExtractCode("```cpp title=kernel.cpp\nint k;\n```\n```text\nlonger notes than the code\n```\n");
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, "int k;\n");
+}
+
+TEST(ParsePlan, TitleFromPlanLineWithoutEmphasis) {
+  auto plan = ParsePlan("Some thoughts.\nPLAN: **Tile for L2**\nUse 256x256 tiles.");
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->title, "Tile for L2");
+  EXPECT_EQ(plan->details, "Use 256x256 tiles.");
+  EXPECT_FALSE(ParsePlan("  \n "));
+}
+
+TEST(ParseLesson, NeedsABoldTitle) {
+  auto lesson = ParseLesson("**Fuse the loops** because one pass reads memory once.");
+  ASSERT_TRUE(lesson);
+  EXPECT_EQ(lesson->title, "Fuse the loops");
+  EXPECT_FALSE(ParseLesson("No optimization found."));
+  EXPECT_FALSE(ParseLesson("plain text"));
+}
+
+}  // namespace
+}  // namespace accelopt::agents
