@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -24,5 +25,37 @@ inline CommandRun Accelopt(const std::string& args) {
   int status = pclose(pipe);
   return {WEXITSTATUS(status), out};
 }
+
+/// `accelopt ARGS` started in the background (through the shell, which execs
+/// it, so pid() is the engine's), its output going to `log_path`.
+class BackgroundAccelopt {
+ public:
+  BackgroundAccelopt(const std::string& args, std::string log_path) : log_(std::move(log_path)) {
+    std::string command = "exec " + std::string(ACCELOPT_BINARY) + " " + args + " >" + log_ + " 2>&1";
+    pid_ = fork();
+    if (pid_ == 0) {
+      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  /// Waits for the process; its exit code (128 + the signal when a signal ended it) and output.
+  CommandRun Wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    std::string out;
+    if (FILE* f = fopen(log_.c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+      fclose(f);
+    }
+    return {WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status), out};
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+};
 
 }  // namespace accelopt::testing

@@ -2,6 +2,8 @@
 // verdict, never a crash of the engine.
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -66,6 +68,74 @@ TEST(CliBadInput, ACacheFolderNamedInLatin1StillGivesJson) {
   Json profile;
   ASSERT_NO_THROW(profile = Json::parse(run.out.substr(run.out.find('{')))) << run.out;
   EXPECT_EQ(profile["status"], "ok");
+}
+
+// A build environment that fails every link (a full disk: the linker cannot
+// write its output) is the engine's error, not the kernel's compile_error.
+TEST(CliBadInput, AFullDiskAtLinkTimeIsAnEngineErrorNotAVerdict) {
+  testing::TempDir dir;
+  const std::string silu = std::string(ACCELOPT_SOURCE_DIR) + "/suite/silu/baseline.cpp";
+  // The reference is built (and cached) while the disk still has room.
+  ASSERT_EQ(Accelopt("eval silu " + silu + " --shape test" + kSuite).exit_code, 0);
+  std::filesystem::create_directories(dir.path() + "/bin");
+  const std::string fake = dir.path() + "/bin/g++";
+  std::ofstream(fake) << "#!/bin/sh\necho '/usr/bin/ld: final link failed: No space left on device' >&2\nexit 1\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  const std::string kernel = dir.path() + "/kernel.cpp";
+  std::ifstream in(silu);
+  std::ofstream(kernel) << in.rdbuf() << "// not built before\n";
+  const std::string path = getenv("PATH");
+  setenv("PATH", (dir.path() + "/bin:" + path).c_str(), 1);
+  CommandRun run = Accelopt("eval silu " + kernel + " --shape test --json" + kSuite);
+  setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("the build environment is failing, not the kernel"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("No space left on device"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("compile_error"), std::string::npos) << run.out;
+}
+
+// An evaluation interrupted while the kernel runs leaves no scratch folder;
+// one left by an evaluation killed outright is swept by the next.
+TEST(CliBadInput, InterruptedEvaluationsLeaveNoScratchBehind) {
+  testing::TempDir dir;
+  const std::string cache = dir.path() + "/cache";
+  const std::string kernel = dir.path() + "/spin.cpp";
+  std::ofstream(kernel) << "extern \"C\" void kernel(const float* x, float* out) {\n"
+                           "  for (volatile long spin = 0; spin < 50000000000L; ++spin) {}\n"
+                           "  for (long i = 0; i < M * N; ++i) out[i] = x[i];\n}\n";
+  const char* saved = getenv("ACCELOPT_CACHE");
+  const std::string before = saved ? saved : "";
+  setenv("ACCELOPT_CACHE", cache.c_str(), 1);
+  testing::BackgroundAccelopt eval("eval silu " + kernel + " --shape test" + kSuite, dir.path() + "/log");
+  // Wait until the kernel has been built and is running.
+  bool running = false;
+  for (int i = 0; i < 1200 && !running; ++i) {
+    std::error_code ec;
+    for (std::filesystem::recursive_directory_iterator it(cache + "/work", ec), end; !ec && it != end; it.increment(ec))
+      running = running || it->path().filename() == "kernel.so";
+    if (!running) usleep(50000);
+  }
+  usleep(300000);
+  kill(eval.pid(), SIGINT);
+  CommandRun done = eval.Wait();
+  EXPECT_EQ(done.exit_code, 130) << done.out;
+  EXPECT_TRUE(running) << done.out;
+  EXPECT_TRUE(std::filesystem::is_empty(cache + "/work")) << done.out;
+
+  // kill -9 leaves its folder; the next evaluation sweeps it.
+  testing::BackgroundAccelopt killed("eval silu " + kernel + " --shape test" + kSuite, dir.path() + "/log2");
+  for (int i = 0; i < 1200 && std::filesystem::is_empty(cache + "/work"); ++i) usleep(50000);
+  kill(killed.pid(), SIGKILL);
+  killed.Wait();
+  EXPECT_FALSE(std::filesystem::is_empty(cache + "/work"));
+  CommandRun next =
+      Accelopt("eval silu " + std::string(ACCELOPT_SOURCE_DIR) + "/suite/silu/baseline.cpp --shape test" + kSuite);
+  if (saved)
+    setenv("ACCELOPT_CACHE", before.c_str(), 1);
+  else
+    unsetenv("ACCELOPT_CACHE");
+  EXPECT_EQ(next.exit_code, 0) << next.out;
+  EXPECT_TRUE(std::filesystem::is_empty(cache + "/work"));
 }
 
 // Usage errors: each says what was wrong in a line, and all exit with the one

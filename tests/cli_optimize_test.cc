@@ -2,7 +2,11 @@
 // (test shape, so it takes seconds).
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <string>
 
@@ -16,6 +20,7 @@ namespace {
 
 using testing::Accelopt;
 using testing::CommandRun;
+namespace fs = std::filesystem;
 
 TEST(CliOptimize, DemoRunsRecordsAndShows) {
   testing::TempDir dir;
@@ -86,6 +91,53 @@ TEST(CliOptimize, BinaryStderrOfAFailingKernelReachesTheFixer) {
     if (request.body.find("garbage \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end") != std::string::npos)
       fixer_saw_log = true;
   EXPECT_TRUE(fixer_saw_log) << server.requests().size() << " requests";
+}
+
+// Settings are checked before a run is created: a run that cannot start
+// never shows in `runs` (they stayed `running` forever).
+TEST(CliOptimize, InvalidSettingsCreateNoRun) {
+  testing::TempDir dir;
+  testing::FakeLlmServer server;
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  const std::string model = " --base-url " + server.base_url() + " --model fake-model";
+  CommandRun nosuch = Accelopt("optimize nosuch --shape test" + model + db);
+  EXPECT_EQ(nosuch.exit_code, 1) << nosuch.out;
+  EXPECT_NE(nosuch.out.find("nosuch"), std::string::npos) << nosuch.out;
+  unsetenv("ACCELOPT_TEST_UNSET_KEY");
+  CommandRun key = Accelopt("optimize silu --shape test --api-key-env ACCELOPT_TEST_UNSET_KEY" + model + db);
+  EXPECT_EQ(key.exit_code, 1) << key.out;
+  EXPECT_NE(key.out.find("ACCELOPT_TEST_UNSET_KEY"), std::string::npos) << key.out;
+  CommandRun runs = Accelopt("runs --json" + db);
+  EXPECT_EQ(Json::parse(runs.out).size(), 0u) << runs.out;
+}
+
+// Ctrl-C (or SIGTERM) in the middle of a run: the run is marked interrupted,
+// the user is told how to resume, and the scratch folders are gone.
+TEST(CliOptimize, InterruptedRunIsMarkedAndSaysHowToResume) {
+  for (int signal : {SIGINT, SIGTERM}) {
+    testing::TempDir dir;
+    const std::string exchange = dir.path() + "/exchange";
+    const std::string db = " --db " + dir.path() + "/accelopt.db";
+    testing::BackgroundAccelopt run("optimize scale -I 1 --shape test --suite " + std::string(ACCELOPT_SOURCE_DIR) +
+                                        "/tests/fixtures --exchange " + exchange + db,
+                                    dir.path() + "/log");
+    // The baseline is evaluated, then the planner's prompt waits for an answer.
+    bool waiting = false;
+    for (int i = 0; i < 1200 && !waiting; ++i) {
+      std::error_code ec;
+      for (fs::directory_iterator it(exchange, ec), end; !ec && it != end; it.increment(ec))
+        waiting = waiting || it->path().string().ends_with(".prompt.md");
+      if (!waiting) usleep(50000);
+    }
+    ASSERT_TRUE(waiting) << "no prompt appeared";
+    kill(run.pid(), signal);
+    CommandRun done = run.Wait();
+    EXPECT_EQ(done.exit_code, 128 + signal) << done.out;
+    EXPECT_NE(done.out.find("run 1 interrupted; `accelopt resume 1`"), std::string::npos) << done.out;
+    Json runs = Json::parse(Accelopt("runs --json" + db).out);
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0]["status"], "interrupted");
+  }
 }
 
 TEST(CliOptimize, UnknownRunIsAClearError) {

@@ -238,6 +238,52 @@ TEST_F(Loop, KilledAnywhereResumesWithoutPayingTwice) {
   }
 }
 
+// An evaluation that fails in the engine (a full disk, say) is no verdict:
+// nothing is recorded for the kernel, no fixer sees it, the iteration is not
+// checkpointed, and a resume redoes it without paying for the answers again.
+TEST_F(Loop, EngineFailureStopsTheSearchWithoutAVerdict) {
+  struct FailingTarget : CountingTarget {
+    using CountingTarget::CountingTarget;
+    std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
+                                                const OnResult& on_result) override {
+      if (++calls == 1) return CountingTarget::Evaluate(r, on_result);  // the baseline
+      std::vector<Result<eval::Profile>> out;
+      for (size_t k = 0; k < r.size(); ++k) {
+        out.push_back(Error{"cannot write the build folder: No space left on device"});
+        if (on_result) on_result(k, out.back());
+      }
+      return out;
+    }
+    int calls = 0;
+  };
+  auto db = Db();
+  auto run = db->CreateRun(Json::object());
+  {
+    auto client = Client();
+    FailingTarget failing(cpu::MakeCpuTarget(testing::TestTargetOptions(scratch_)));
+    auto result = cli::OptimizeTask(Settings(), *task_, *run, *db, *client, failing);
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.error().message.find("No space left on device"), std::string::npos) << result.error().message;
+    EXPECT_NE(result.error().message.find("no kernel is blamed"), std::string::npos) << result.error().message;
+  }
+  auto candidates = db->ListCandidates(*run, "scale");
+  ASSERT_TRUE(candidates.ok());
+  EXPECT_EQ(candidates->size(), 1u);  // the baseline only
+  auto calls = db->ListLlmCalls(*run);
+  for (const auto& c : *calls) EXPECT_NE(c["agent_role"], "fixer");
+  auto checkpoint = db->LatestIteration(*run, "scale");
+  ASSERT_TRUE(checkpoint.ok());
+  EXPECT_FALSE(checkpoint->has_value());
+
+  auto client = Client();
+  auto target = Target();
+  auto result = cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  checkpoint = db->LatestIteration(*run, "scale");
+  ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+  EXPECT_EQ((*checkpoint)->first, 2);
+}
+
 TEST_F(Loop, BudgetStopsTheSearchCleanly) {
   auto db = Db();
   llm::LlmConfig config;

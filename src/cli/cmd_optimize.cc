@@ -2,9 +2,14 @@
 
 #include <fmt/core.h>
 
+#include <signal.h>
+
+#include <atomic>
 #include <cmath>
+#include <memory>
 
 #include "cli/common.h"
+#include "cli/interrupt.h"
 #include "cli/llm_setup.h"
 #include "cli/run_support.h"
 #include "core/paths.h"
@@ -136,22 +141,54 @@ void PrintResults(const std::vector<TaskResult>& results, int64_t run_id) {
   fmt::print("\nrun {}: `accelopt show {}` for the best kernels and the plans that led to them\n", run_id, run_id);
 }
 
-void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db, const std::optional<cpu::HardwareProfile>& hardware) {
-  auto tasks = LoadSuiteOrExit(f.common.suite_dir);
-  auto selected = SelectTasks(tasks, f.tasks);
+// Everything a run needs, checked before the run is created: a run that
+// cannot start never appears in `runs`.
+struct Prepared {
+  std::vector<suite::Task> tasks;
+  std::vector<const suite::Task*> selected;
+  std::unique_ptr<llm::LlmClient> client;
+};
+
+Prepared Prepare(const OptimizeFlags& f) {
+  Prepared p;
+  p.tasks = LoadSuiteOrExit(f.common.suite_dir);
+  p.selected = SelectTasks(p.tasks, f.tasks);
   llm::LlmConfig config = LlmConfigFor(f.llm);
   if (!config.configured()) throw Exit{kExitError, HowToConfigure()};
   auto client = llm::BuildLlmClient(config);
   if (!client) throw Exit{kExitError, client.error().message};
-  (*client)->RetainRecords(false);  // the store keeps them
+  p.client = std::move(*client);
+  p.client->RetainRecords(false);  // the store keeps them
+  return p;
+}
+
+// On Ctrl-C or SIGTERM the run is marked interrupted (after the store's
+// current write) and the user told how to go on.
+// Returns the flag to set once the run has ended otherwise.
+std::shared_ptr<std::atomic<bool>> MarkInterruptedOnSignal(store::Store& db, int64_t run_id) {
+  auto ended = std::make_shared<std::atomic<bool>>(false);
+  OnInterrupt([&db, run_id, ended](int signal) {
+    if (*ended) return;
+    auto s = db.SetRunStatus(run_id, "interrupted", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
+    if (!s) fmt::print(stderr, "accelopt: could not mark run {} interrupted: {}\n", run_id, s.error().message);
+    fmt::print(stderr, "run {} interrupted; `accelopt resume {}` goes on without redoing what it recorded\n", run_id,
+               run_id);
+  });
+  return ended;
+}
+
+void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db,
+             const std::optional<cpu::HardwareProfile>& hardware) {
+  auto ended = MarkInterruptedOnSignal(db, run_id);
   auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, f.eval));
   std::vector<TaskResult> results;
   Json summary = Json::array();
-  for (const suite::Task* task : selected) {
+  for (const suite::Task* task : p.selected) {
     TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape, ProjectDataPath("prompts/cpu")};
-    auto r = OptimizeTask(settings, *task, run_id, db, **client, *target);
+    auto r = OptimizeTask(settings, *task, run_id, db, *p.client, *target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
+      *ended = true;
       throw Exit{kExitError, r.error().message +
                                  fmt::format("\n(run {} can be resumed with `accelopt resume {}`)", run_id, run_id)};
     }
@@ -168,6 +205,7 @@ void Execute(OptimizeFlags& f, int64_t run_id, store::Store& db, const std::opti
   }
   bool stopped = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.stopped.empty(); });
   db.SetRunStatus(run_id, stopped ? "stopped" : "finished", summary);
+  *ended = true;
   PrintResults(results, run_id);
 }
 
@@ -218,6 +256,7 @@ void RegisterOptimize(CLI::App& app) {
                  kDemoTasks[1], kDemoTasks[2]);
     }
     if (f.demo) UseDemo(f);
+    Prepared prepared = Prepare(f);
     auto db = OpenDb(f.db);
     // The run keeps the hardware profile it is scored against: every stored
     // percentage can be recomputed from its latency and this profile.
@@ -227,7 +266,7 @@ void RegisterOptimize(CLI::App& app) {
     auto run_id = db->CreateRun(config);
     if (!run_id) throw Exit{kExitError, run_id.error().message};
     fmt::print(stderr, "run {} (store {})\n", *run_id, f.db);
-    Execute(f, *run_id, *db, hardware);
+    Execute(f, prepared, *run_id, *db, hardware);
   });
 
   auto* resume =
@@ -253,9 +292,10 @@ void RegisterOptimize(CLI::App& app) {
     } else {
       hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
     }
+    Prepared prepared = Prepare(f);
     db->SetRunStatus(run, "running", Json::object());
     fmt::print(stderr, "resuming run {} ({} task(s))\n", run, f.tasks.size());
-    Execute(f, run, *db, hardware);
+    Execute(f, prepared, run, *db, hardware);
   });
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "cli/common.h"
+#include "cli/interrupt.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"accelopt: build, check, time and score compute kernels against this machine's measured peak"};
@@ -16,6 +17,8 @@ int main(int argc, char** argv) {
   accelopt::cli::RegisterLlm(app);
   accelopt::cli::RegisterOptimize(app);
   accelopt::cli::RegisterStoreCommands(app);
+  // Ctrl-C or a SIGTERM removes the scratch folders and lets commands record that they were stopped.
+  accelopt::cli::InstallInterruptHandler();
   app.set_version_flag("--version", std::string("accelopt ") + ACCELOPT_VERSION);
   try {
     // An unknown command is named as such, with the commands there are.

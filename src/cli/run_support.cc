@@ -289,6 +289,10 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   search::SearchState final_state = search::RunBeamSearch(agents, evaluator, state, f.search, recorder,
                                                           "run" + std::to_string(run_id) + "/" + task.name);
   result.stopped = recorder.stop_reason();
+  if (!final_state.engine_failure.empty())
+    return Error{"task '" + task.name + "': the engine could not evaluate a candidate of iteration " +
+                 std::to_string(final_state.completed_iterations + 1) +
+                 " (no kernel is blamed, and the iteration is not recorded): " + final_state.engine_failure};
 
   // The best correct candidate this run evaluated for the task: the search
   // knows every one, those recorded before a resume included.

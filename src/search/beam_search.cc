@@ -125,10 +125,14 @@ class Iteration {
   void Run() {
     Propose();
     EvaluateSamples();
-    for (int round = 1; round <= options_.fix_rounds; ++round) FixFailures(round);
+    for (int round = 1; round <= options_.fix_rounds && Healthy(); ++round) FixFailures(round);
+    if (!Healthy()) return;
     Learn();
+    if (!Healthy()) return;
     UpdateBeam();
   }
+
+  bool Healthy() const { return state_.engine_failure.empty(); }
 
  private:
   void Propose() {
@@ -190,18 +194,20 @@ class Iteration {
     total_ += static_cast<int>(fresh.size());
     auto profiles = evaluator_.Evaluate(codes);
     for (size_t i = 0; i < fresh.size(); ++i) {
-      if (profiles[i])
-        fresh[i]->profile = *profiles[i];
-      else {
-        fresh[i]->profile.status = eval::Verdict::kRuntimeError;
-        fresh[i]->profile.message = "not evaluated: " + profiles[i].error().message;
+      if (!profiles[i]) {
+        // The engine's failure: nothing is recorded for the candidate, and the iteration stops.
+        if (state_.engine_failure.empty()) state_.engine_failure = profiles[i].error().message;
+        known_.erase(fresh[i]->hash);
+        continue;
       }
+      fresh[i]->profile = *profiles[i];
       listener_.OnCandidate(*fresh[i]);
       seen_[fresh[i]->hash] = *fresh[i];
       state_.known.push_back(*fresh[i]);
       if (fresh[i]->ok() && (!state_.best.ok() || fresh[i]->latency() < state_.best.latency())) state_.best = *fresh[i];
       listener_.OnProgress(number_, ++evaluated_, total_, state_.best);
     }
+    if (!state_.engine_failure.empty()) return;
     for (Candidate* c : batch)
       if (!c->id && seen_.count(c->hash)) {
         int64_t parent = c->parent_id;
@@ -350,6 +356,7 @@ SearchState RunBeamSearch(agents::Agents& agents, CandidateEvaluator& evaluator,
   for (int it = state.completed_iterations + 1; it <= options.iterations; ++it) {
     if (listener.ShouldStop()) break;
     Iteration(agents, evaluator, options, listener, key_prefix, it, state, memory).Run();
+    if (!state.engine_failure.empty()) break;  // the iteration is not recorded: a resume does it again
     listener.OnIteration(it, state.beam, memory);
   }
   return state;

@@ -101,9 +101,15 @@ struct SearchState {
   /// Every candidate evaluated so far in this search (the baseline included):
   /// a new candidate with the same normalized code is a duplicate, not re-evaluated or re-recorded.
   std::vector<Candidate> known;
+  /// Set when the engine could not evaluate a candidate (a full disk, a broken
+  /// compiler, a store that cannot be written): the search stopped in that
+  /// iteration without recording it, so a resume does it again. Never a
+  /// kernel's verdict and never sent to the fixer.
+  std::string engine_failure;
 };
 
-/// Runs iterations completed+1 .. options.iterations. `key_prefix` makes the
+/// Runs iterations completed+1 .. options.iterations, or until the engine fails
+/// (state.engine_failure). `key_prefix` makes the
 /// agents' request keys unique per run and task. Blocks.
 SearchState RunBeamSearch(agents::Agents& agents, CandidateEvaluator& evaluator, SearchState state,
                           const SearchOptions& options, SearchListener& listener, const std::string& key_prefix);

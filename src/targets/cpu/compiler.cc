@@ -41,21 +41,8 @@ CompileOutcome LoadCached(const fs::path& dir) {
   return out;
 }
 
-}  // namespace
-
-Result<CompileOutcome> CompileKernel(const std::string& source, const std::string& header,
-                                     const CompileOptions& options, const std::string& scratch_dir) {
-  std::string key = CacheKey(source, header, options);
-  fs::path cached = options.cache_dir.empty() ? fs::path() : fs::path(options.cache_dir) / key;
-  std::error_code ec;
-  if (!cached.empty() && fs::exists(cached / "kernel.so", ec)) return LoadCached(cached);
-
-  fs::path dir = fs::path(scratch_dir) / ("build-" + key);
-  fs::create_directories(dir, ec);
-  if (ec) return Error{"cannot create build folder " + dir.string() + ": " + ec.message()};
-  for (auto [name, text] : {std::pair{"kernel.cpp", &source}, std::pair{"shape.h", &header}})
-    if (auto s = WriteFile((dir / name).string(), *text); !s) return s.error();
-
+// Runs the compiler in `dir` on kernel.cpp with shape.h force-included.
+Result<eval::SandboxOutcome> RunCompiler(const fs::path& dir, const CompileOptions& options, bool report) {
   eval::SandboxRequest request;
   request.workdir = dir.string();
   request.argv = {options.compiler};
@@ -63,7 +50,7 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   for (const char* f :
        {"-fPIC", "-shared", "-Wall", "-Wl,-z,defs", "-include", "shape.h", "kernel.cpp", "-o", "kernel.so"})
     request.argv.push_back(f);
-  if (options.vectorization_report) request.argv.push_back("-fopt-info-vec-optimized=vectorization.txt");
+  if (report) request.argv.push_back("-fopt-info-vec-optimized=vectorization.txt");
   for (const auto& l : options.libraries) request.argv.push_back("-l" + l);
   // The compiler is trusted but the source is not (#include "/dev/zero"): limit it too.
   request.limits.wall_seconds = options.timeout_seconds;
@@ -83,6 +70,43 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   auto run = eval::RunSandboxed(request);
   if (!run) return run.error();
   if (run->exit_code == 127) return Error{"cannot run the compiler '" + options.compiler + "'"};
+  return run;
+}
+
+// Builds a trivial kernel with the same compiler and flags; an Error when
+// that fails too, saying why.
+Status CheckBuildEnvironment(const fs::path& dir, const CompileOptions& options) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  Status written = WriteFile((dir / "kernel.cpp").string(), "extern \"C\" int accelopt_canary() { return 0; }\n");
+  if (written) written = WriteFile((dir / "shape.h").string(), "#pragma once\n");
+  Result<eval::SandboxOutcome> run =
+      written ? RunCompiler(dir, options, false) : Result<eval::SandboxOutcome>(written.error());
+  bool built = run && run->exited_cleanly() && fs::exists(dir / "kernel.so", ec);
+  fs::remove_all(dir, ec);
+  if (built) return Ok{};
+  std::string why = !run ? run.error().message : eval::TruncateLog(run->err + run->out, 2000);
+  return Error{"the build environment is failing, not the kernel: a trivial file does not build in " +
+               dir.parent_path().string() + " either (full disk? quota? broken compiler?):\n" + why};
+}
+
+}  // namespace
+
+Result<CompileOutcome> CompileKernel(const std::string& source, const std::string& header,
+                                     const CompileOptions& options, const std::string& scratch_dir) {
+  std::string key = CacheKey(source, header, options);
+  fs::path cached = options.cache_dir.empty() ? fs::path() : fs::path(options.cache_dir) / key;
+  std::error_code ec;
+  if (!cached.empty() && fs::exists(cached / "kernel.so", ec)) return LoadCached(cached);
+
+  fs::path dir = fs::path(scratch_dir) / ("build-" + key);
+  fs::create_directories(dir, ec);
+  if (ec) return Error{"cannot create build folder " + dir.string() + ": " + ec.message()};
+  for (auto [name, text] : {std::pair{"kernel.cpp", &source}, std::pair{"shape.h", &header}})
+    if (auto s = WriteFile((dir / name).string(), *text); !s) return s.error();
+
+  auto run = RunCompiler(dir, options, options.vectorization_report);
+  if (!run) return run.error();
 
   CompileOutcome out;
   out.seconds = run->wall_seconds;
@@ -92,6 +116,12 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   out.ok = run->exited_cleanly() && fs::exists(dir / "kernel.so", ec);
   if (auto vec = ReadFile((dir / "vectorization.txt").string()))
     out.vectorization_report = FilterRemarks(*vec, options.log_bytes);
+  if (!out.ok && !run->timed_out) {
+    // A full disk, a quota or a broken toolchain fails every build: that is
+    // the engine's failure, never the kernel's verdict.
+    fs::remove_all(dir, ec);
+    if (auto s = CheckBuildEnvironment(fs::path(scratch_dir) / ("canary-" + key), options); !s) return s.error();
+  }
   if (!out.ok) return out;
   WriteFile((dir / "compile.log").string(), out.log);
   WriteFile((dir / "vectorization.txt").string(), out.vectorization_report);

@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "core/scratch.h"
 #include "targets/cpu/calls.h"
 #include "targets/cpu/candidate_run.h"
 #include "targets/cpu/expected.h"
@@ -71,31 +72,6 @@ fs::path OtherShapeDir(const fs::path& candidate_dir, const std::string& shape) 
 // evaluation), with inputs drawn at a different scale than the timed ones.
 constexpr double kOtherShapeScale = 3;
 
-// A scratch folder for one evaluation, removed afterwards unless kept.
-class ScratchDir {
- public:
-  static Result<std::unique_ptr<ScratchDir>> Create(const fs::path& parent, const std::string& task, bool keep) {
-    static std::atomic<int> counter{0};
-    std::random_device entropy;
-    fs::path dir = parent / (task + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
-                             std::to_string(entropy() % 100000));
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return Error{"cannot create evaluation folder " + dir.string() + ": " + ec.message()};
-    return std::unique_ptr<ScratchDir>(new ScratchDir(dir, keep));
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!keep_) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  ScratchDir(fs::path path, bool keep) : path_(std::move(path)), keep_(keep) {}
-  fs::path path_;
-  bool keep_;
-};
-
 // Under what conditions each timed call runs, for the user and the planner.
 std::string CallConditions(const CpuTargetOptions& options) {
   std::string text =
@@ -125,6 +101,8 @@ class CpuTarget : public targets::Target {
   explicit CpuTarget(CpuTargetOptions options) : options_(std::move(options)) {
     if (options_.harness_path.empty()) options_.harness_path = HarnessPath();
     if (options_.work_dir.empty()) options_.work_dir = CacheDir() + "/work";
+    // Folders left by evaluations that were killed outright.
+    SweepStaleScratchDirs(options_.work_dir);
     if (options_.reference_compile.cache_dir.empty()) options_.reference_compile.cache_dir = CacheDir() + "/build";
     if (options_.cpus.empty()) {
       cpu_set_t allowed;
