@@ -101,29 +101,27 @@ TEST(CliBadInput, InterruptedEvaluationsLeaveNoScratchBehind) {
   const std::string cache = dir.path() + "/cache";
   const std::string kernel = dir.path() + "/spin.cpp";
   std::ofstream(kernel) << "extern \"C\" void kernel(const float* x, float* out) {\n"
-                           "  for (volatile long spin = 0; spin < 50000000000L; ++spin) {}\n"
+                           "  for (long spin = 0; spin < 50000000000L; ++spin) asm volatile(\"\");\n"
                            "  for (long i = 0; i < M * N; ++i) out[i] = x[i];\n}\n";
   const char* saved = getenv("ACCELOPT_CACHE");
   const std::string before = saved ? saved : "";
   setenv("ACCELOPT_CACHE", cache.c_str(), 1);
-  testing::BackgroundAccelopt eval("eval silu " + kernel + " --shape test" + kSuite, dir.path() + "/log");
-  // Wait until the kernel has been built and is running.
-  bool running = false;
-  for (int i = 0; i < 1200 && !running; ++i) {
-    std::error_code ec;
-    for (std::filesystem::recursive_directory_iterator it(cache + "/work", ec), end; !ec && it != end; it.increment(ec))
-      running = running || it->path().filename() == "kernel.so";
-    if (!running) usleep(50000);
-  }
-  usleep(300000);
+  testing::BackgroundAccelopt eval("eval silu " + kernel + " --shape test --timeout 30" + kSuite, dir.path() + "/log");
+  // Wait until the evaluation has its scratch folder (then it builds, waits for the device or runs the
+  // kernel: an interruption at any of these leaves nothing behind).
+  for (int i = 0; i < 1200 && (!std::filesystem::exists(cache + "/work") || std::filesystem::is_empty(cache + "/work"));
+       ++i)
+    usleep(50000);
+  EXPECT_FALSE(std::filesystem::is_empty(cache + "/work"));
+  usleep(1500000);
   kill(eval.pid(), SIGINT);
   CommandRun done = eval.Wait();
   EXPECT_EQ(done.exit_code, 130) << done.out;
-  EXPECT_TRUE(running) << done.out;
   EXPECT_TRUE(std::filesystem::is_empty(cache + "/work")) << done.out;
 
   // kill -9 leaves its folder; the next evaluation sweeps it.
-  testing::BackgroundAccelopt killed("eval silu " + kernel + " --shape test" + kSuite, dir.path() + "/log2");
+  testing::BackgroundAccelopt killed("eval silu " + kernel + " --shape test --timeout 30" + kSuite,
+                                     dir.path() + "/log2");
   for (int i = 0; i < 1200 && std::filesystem::is_empty(cache + "/work"); ++i) usleep(50000);
   kill(killed.pid(), SIGKILL);
   killed.Wait();
@@ -136,6 +134,93 @@ TEST(CliBadInput, InterruptedEvaluationsLeaveNoScratchBehind) {
     unsetenv("ACCELOPT_CACHE");
   EXPECT_EQ(next.exit_code, 0) << next.out;
   EXPECT_TRUE(std::filesystem::is_empty(cache + "/work"));
+}
+
+// Reading commands never create a store: a mistyped --db is an error naming
+// the file, not an empty history.
+TEST(CliBadInput, ReadingCommandsNeverCreateAStore) {
+  testing::TempDir dir;
+  const std::string typo = dir.path() + "/acelopt.db";
+  for (const char* command : {"runs", "runs --json", "show 1", "memory list", "memory export", "resume 1"}) {
+    CommandRun run = Accelopt(std::string(command) + " --db " + typo);
+    EXPECT_EQ(run.exit_code, 1) << command << ": " << run.out;
+    EXPECT_NE(run.out.find(typo + ": no such store"), std::string::npos) << command << ": " << run.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(typo));
+}
+
+// The memory commands: an empty memory says so, an unknown one is an error,
+// and importing a file twice adds its lessons once.
+TEST(CliBadInput, MemoryImportIsIdempotentAndUnknownMemoriesAreErrors) {
+  testing::TempDir dir;
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  const std::string file = dir.path() + "/lessons.json";
+  std::ofstream(file) << R"([{"task": "silu", "speedup": 1.5, "title": "Fuse", "text": "**Fuse** the passes"},
+                            {"task": "silu", "speedup": 0.5, "title": "Split", "text": "**Split** hurt"}])";
+  CommandRun first = Accelopt("memory import " + file + " --memory mine" + db);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  CommandRun again = Accelopt("memory import " + file + " --memory mine" + db);
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("imported 0 lessons into memory 'mine' (2 already there)"), std::string::npos) << again.out;
+  CommandRun list = Accelopt("memory list" + db);
+  EXPECT_NE(list.out.find("mine (2 lessons)"), std::string::npos) << list.out;
+  CommandRun unknown = Accelopt("memory export --memory nosuch" + db);
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.out;
+  EXPECT_NE(unknown.out.find("no memory 'nosuch'"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("memories: mine"), std::string::npos) << unknown.out;
+
+  // An existing store without lessons says so instead of printing nothing.
+  testing::TempDir fresh;
+  const std::string fresh_db = " --db " + fresh.path() + "/accelopt.db";
+  std::ofstream(fresh.path() + "/empty.json") << "[]";
+  ASSERT_EQ(Accelopt("memory import " + fresh.path() + "/empty.json" + fresh_db).exit_code, 0);
+  CommandRun none = Accelopt("memory list" + fresh_db);
+  EXPECT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_NE(none.out.find("no lessons in"), std::string::npos) << none.out;
+}
+
+// A home folder where the hardware profile cannot be written is found out
+// before the calibration, naming the folder and the reason.
+TEST(CliBadInput, AnUnwritableHomeIsFoundBeforeCalibrating) {
+  testing::TempDir dir;
+  std::ofstream(dir.path() + "/file") << "not a folder";
+  const char* saved = getenv("ACCELOPT_HOME");
+  const std::string before = saved ? saved : "";
+  setenv("ACCELOPT_HOME", (dir.path() + "/file/home").c_str(), 1);
+  CommandRun run = Accelopt("calibrate --force");
+  if (saved)
+    setenv("ACCELOPT_HOME", before.c_str(), 1);
+  else
+    unsetenv("ACCELOPT_HOME");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find(dir.path() + "/file/home/hardware"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Not a directory"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("$ACCELOPT_HOME"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("Calibrating:"), std::string::npos) << run.out;
+}
+
+// Output meant for machines: CSV and JSON carry the geometric means, are not
+// asked for together, a task named twice is measured once, and shapes are integers.
+TEST(CliBadInput, MachineReadableOutputIsCompleteAndConsistent) {
+  CommandRun both = Accelopt("bench silu --shape test --csv --json" + kSuite);
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+  EXPECT_NE(both.out.find("excludes"), std::string::npos) << both.out;
+
+  CommandRun csv = Accelopt("bench silu silu --shape test --csv" + kSuite);
+  ASSERT_EQ(csv.exit_code, 0) << csv.out;
+  EXPECT_NE(csv.out.find("task 'silu' is named more than once: taken once"), std::string::npos) << csv.out;
+  size_t rows = 0;
+  for (size_t at = csv.out.find("\nsilu,baseline,"); at != std::string::npos;
+       at = csv.out.find("\nsilu,baseline,", at + 1))
+    ++rows;
+  EXPECT_EQ(rows, 1u) << csv.out;
+  EXPECT_NE(csv.out.find("\ngeomean,baseline,"), std::string::npos) << csv.out;
+
+  CommandRun tasks = Accelopt("tasks --json --shape test" + kSuite);
+  ASSERT_EQ(tasks.exit_code, 0) << tasks.out;
+  Json list = Json::parse(tasks.out.substr(tasks.out.find('[')));
+  for (const auto& t : list)
+    for (const auto& [name, value] : t["shape"].items()) EXPECT_TRUE(value.is_number_integer()) << t["task"] << name;
 }
 
 // Usage errors: each says what was wrong in a line, and all exit with the one

@@ -28,25 +28,46 @@ std::string PercentText(const eval::Profile& p) {
                                                                  : eval::VerdictName(p.status);
 }
 
+// The geometric mean of % of peak over the scored (ok) rows of one kernel kind.
+struct Summary {
+  std::string kernel;  // "baseline", "openblas"
+  size_t tasks = 0;
+  double percent_of_peak = 0;
+};
+
+std::vector<Summary> Summarize(const std::vector<Row>& rows) {
+  std::vector<Summary> out;
+  for (const char* kernel : {"baseline", "openblas"}) {
+    std::vector<double> scored;
+    bool present = false;
+    for (const auto& r : rows)
+      if (r.kernel == kernel) {
+        present = true;
+        if (r.profile.status == eval::Verdict::kOk && r.profile.percent_of_peak > 0)
+          scored.push_back(r.profile.percent_of_peak);
+      }
+    if (present) out.push_back({kernel, scored.size(), GeometricMean(scored)});
+  }
+  return out;
+}
+
 void PrintTable(const std::vector<Row>& rows, const std::string& shape) {
   fmt::print("\n{:<20} {:<9} {:<7} {:>11} {:>11} {:>8} {:>10}\n", "task", "kernel", "bound", "T", "latency", "spread",
              "% of peak");
-  std::vector<double> baseline, vendor;
   for (const auto& r : rows) {
     const auto& p = r.profile;
     fmt::print("{:<20} {:<9} {:<7} {:>11} {:>11} {:>7.2f}% {:>10}\n", r.task, r.kernel, p.bound.empty() ? "-" : p.bound,
                FormatSeconds(p.roofline_seconds), p.latency ? FormatSeconds(p.latency->median_s) : "-",
                p.latency ? 100 * p.latency->spread : 0.0, PercentText(p));
-    if (p.status == eval::Verdict::kOk && p.percent_of_peak > 0)
-      (r.kernel == "baseline" ? baseline : vendor).push_back(p.percent_of_peak);
   }
-  fmt::print("\ngeometric mean, baselines ({} tasks, shape {}): {:.3f}% of peak\n", baseline.size(), shape,
-             GeometricMean(baseline));
-  if (!vendor.empty())
-    fmt::print("geometric mean, OpenBLAS vendor anchors ({} tasks): {:.3f}% of peak\n", vendor.size(),
-               GeometricMean(vendor));
+  fmt::print("\n");
+  for (const auto& m : Summarize(rows))
+    fmt::print("geometric mean, {} ({} tasks scored, shape {}): {:.3f}% of peak\n",
+               m.kernel == "baseline" ? "baselines" : "OpenBLAS vendor anchors", m.tasks, shape, m.percent_of_peak);
 }
 
+// One row per kernel, then one `geomean` row per kernel kind (its task column
+// says so; percent_of_peak holds the mean, the other figures are empty).
 void PrintCsv(const std::vector<Row>& rows) {
   fmt::print(
       "task,kernel,status,bound,roofline_seconds,median_seconds,spread,percent_of_peak,achieved_gbs,achieved_gflops\n");
@@ -56,6 +77,15 @@ void PrintCsv(const std::vector<Row>& rows) {
                p.bound, p.roofline_seconds, p.latency ? p.latency->median_s : 0.0, p.latency ? p.latency->spread : 0.0,
                p.percent_of_peak, p.achieved_gbs, p.achieved_gflops);
   }
+  for (const auto& m : Summarize(rows)) fmt::print("geomean,{},,,,,,{:.4f},,\n", m.kernel, m.percent_of_peak);
+}
+
+void PrintJson(const std::vector<Row>& rows, const std::string& shape) {
+  Json kernels = Json::array(), means = Json::array();
+  for (const auto& r : rows) kernels.push_back(Json{{"kernel", r.kernel}, {"profile", r.profile.ToJson()}});
+  for (const auto& m : Summarize(rows))
+    means.push_back({{"kernel", m.kernel}, {"tasks_scored", m.tasks}, {"percent_of_peak", m.percent_of_peak}});
+  fmt::print("{}\n", DumpJson({{"shape", shape}, {"rows", kernels}, {"geometric_mean", means}}, 2));
 }
 
 }  // namespace
@@ -71,8 +101,8 @@ void RegisterBench(CLI::App& app) {
   static EvalFlags eval_flags;
   cmd->add_option("TASK", names, "tasks to run (default: all)");
   cmd->add_option("--shape", shape, "shape: bench or test");
-  cmd->add_flag("--json", json, "print JSON (one profile per row)");
-  cmd->add_flag("--csv", csv, "print CSV");
+  auto* json_flag = cmd->add_flag("--json", json, "print JSON: {shape, rows: [{kernel, profile}], geometric_mean}");
+  cmd->add_flag("--csv", csv, "print CSV, geometric means last")->excludes(json_flag);
   cmd->add_flag("--no-vendor", no_vendor, "skip the OpenBLAS vendor anchors");
   AddSuiteFlag(*cmd, flags);
   AddEvalFlags(*cmd, eval_flags);
@@ -111,9 +141,7 @@ void RegisterBench(CLI::App& app) {
       });
     }
     if (json) {
-      Json out = Json::array();
-      for (const auto& r : rows) out.push_back(Json{{"kernel", r.kernel}, {"profile", r.profile.ToJson()}});
-      fmt::print("{}\n", DumpJson(out, 2));
+      PrintJson(rows, shape);
     } else if (csv) {
       PrintCsv(rows);
     } else {

@@ -209,8 +209,11 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db,
   PrintResults(results, run_id);
 }
 
-std::unique_ptr<store::Store> OpenDb(const std::string& path) {
-  auto db = store::OpenSqliteStore({path});
+std::unique_ptr<store::Store> OpenDb(const std::string& path, bool create) {
+  store::SqliteOptions options;
+  options.path = path;
+  options.create = create;
+  auto db = store::OpenSqliteStore(options);
   if (!db) throw Exit{kExitError, db.error().message};
   return std::move(*db);
 }
@@ -257,7 +260,7 @@ void RegisterOptimize(CLI::App& app) {
     }
     if (f.demo) UseDemo(f);
     Prepared prepared = Prepare(f);
-    auto db = OpenDb(f.db);
+    auto db = OpenDb(f.db, /*create=*/true);
     // The run keeps the hardware profile it is scored against: every stored
     // percentage can be recomputed from its latency and this profile.
     auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
@@ -276,7 +279,7 @@ void RegisterOptimize(CLI::App& app) {
   resume->add_option("RUN", run, "run id (see `accelopt runs`)")->required();
   resume->add_option("--db", db_path, "the store (SQLite file)");
   resume->callback([] {
-    auto db = OpenDb(db_path);
+    auto db = OpenDb(db_path, /*create=*/false);
     auto info = db->GetRun(run);
     if (!info) throw Exit{kExitError, info.error().message};
     if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db_path)};

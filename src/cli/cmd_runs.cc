@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "cli/common.h"
 #include "core/json_io.h"
@@ -12,8 +14,13 @@
 namespace accelopt::cli {
 namespace {
 
-std::unique_ptr<store::Store> Open(const std::string& path) {
-  auto db = store::OpenSqliteStore({path});
+// Reading commands open an existing store only: a mistyped --db is an error,
+// never a new empty store that shows an empty history.
+std::unique_ptr<store::Store> Open(const std::string& path, bool create = false) {
+  store::SqliteOptions options;
+  options.path = path;
+  options.create = create;
+  auto db = store::OpenSqliteStore(options);
   if (!db) throw Exit{kExitError, db.error().message};
   return std::move(*db);
 }
@@ -22,6 +29,17 @@ template <typename T>
 T Must(Result<T> r) {
   if (!r) throw Exit{kExitError, r.error().message};
   return std::move(*r);
+}
+
+// A memory that holds no lesson does not exist: naming one is an error that lists those there are.
+void RequireMemory(store::Store& store, const std::string& name, const std::string& db) {
+  std::string names;
+  for (const auto& [memory, count] : Must(store.ListMemories())) {
+    if (memory == name) return;
+    names += (names.empty() ? "" : ", ") + memory;
+  }
+  throw Exit{kExitError, fmt::format("no memory '{}' in {} ({})", name, db,
+                                     names.empty() ? "it holds no lessons yet" : "memories: " + names)};
 }
 
 void RegisterRuns(CLI::App& app) {
@@ -112,25 +130,32 @@ void RegisterShow(CLI::App& app) {
       for (const store::CandidateRow* c = b; c;
            c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
         chain.push_back(c);
-      fmt::print("\n== {}: best candidate {} ({:.6g} s, {:.2f}% of peak)\n", task, b->id, b->latency_s,
+      fmt::print("\n== {}: best candidate {} ({}, {:.2f}% of peak)\n", task, b->id, FormatSeconds(b->latency_s),
                  b->percent_of_peak);
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         const auto* c = *it;
         std::string plan = c->plan.empty() ? "(baseline)" : c->plan.substr(0, c->plan.find('\n'));
-        fmt::print("  iteration {:>2}  candidate {:>4}  {:>12.6g} s  {:>7.2f}%  {}\n", c->iteration, c->id,
-                   c->latency_s, c->percent_of_peak, plan);
+        fmt::print("  iteration {:>2}  candidate {:>4}  {:>11}  {:>7.2f}%  {}\n", c->iteration, c->id,
+                   FormatSeconds(c->latency_s), c->percent_of_peak, plan);
       }
       if (code) fmt::print("\n{}\n", b->code);
     }
     auto calls = Must(store->ListLlmCalls(run));
     long in = 0, out = 0;
     double cost = 0;
+    size_t priced = 0, answered = 0;  // failed calls cost nothing
     for (const auto& c : calls) {
       in += c["usage"].value("input_tokens", 0L);
       out += c["usage"].value("output_tokens", 0L);
-      if (c["cost_usd"].is_number()) cost += c["cost_usd"].get<double>();
+      if (c.value("error", "").empty()) ++answered;
+      if (c["cost_usd"].is_number()) cost += c["cost_usd"].get<double>(), ++priced;
     }
-    fmt::print("\n{} LLM calls, {} tokens in, {} out, ${:.4f} (priced calls)\n", calls.size(), in, out, cost);
+    std::string cost_text = priced >= answered ? fmt::format("${:.4f}", cost)
+                            : priced == 0      ? "cost unknown (the model is not in the price table)"
+                                               : fmt::format("${:.4f} for the {} priced calls; {} more are not in "
+                                                             "the price table",
+                                                             cost, priced, answered - priced);
+    fmt::print("\n{} LLM calls, {} tokens in, {} out, {}\n", calls.size(), in, out, cost_text);
   });
 }
 
@@ -157,7 +182,9 @@ void RegisterMemory(CLI::App& app) {
   list->add_option("--db", db, "the store (SQLite file)");
   list->callback([] {
     auto store = Open(db);
-    for (const auto& [memory, count] : Must(store->ListMemories())) {
+    auto memories = Must(store->ListMemories());
+    if (memories.empty()) fmt::print("no lessons in {}: memories fill as `accelopt optimize` learns\n", db);
+    for (const auto& [memory, count] : memories) {
       fmt::print("{} ({} lessons)\n", memory, count);
       for (const auto& l : Must(store->ListLessons(memory, 0)))
         fmt::print("  {:>4}  {:>6.2f}x  {:<16} {}\n", l.id, l.speedup, l.task, l.title);
@@ -178,8 +205,10 @@ void RegisterMemory(CLI::App& app) {
   exp->add_option("--db", db, "the store (SQLite file)");
   exp->add_option("FILE", file, "output file (default: stdout)");
   exp->callback([] {
+    auto store = Open(db);
+    RequireMemory(*store, name, db);
     Json out = Json::array();
-    for (const auto& l : Must(Open(db)->ListLessons(name, 0))) out.push_back(LessonJson(l));
+    for (const auto& l : Must(store->ListLessons(name, 0))) out.push_back(LessonJson(l));
     if (file.empty())
       fmt::print("{}\n", DumpJson(out, 2));
     else if (auto s = WriteJsonFile(file, out); !s)
@@ -193,10 +222,14 @@ void RegisterMemory(CLI::App& app) {
     auto json = ReadJsonFile(file);
     if (!json) throw Exit{kExitError, json.error().message};
     if (!json->is_array()) throw Exit{kExitError, file + ": expected a JSON array of lessons"};
-    auto store = Open(db);
-    int added = 0;
+    auto store = Open(db, /*create=*/true);
+    // A lesson the memory already holds (same task, title and text) is not added twice.
+    std::set<std::tuple<std::string, std::string, std::string>> held;
+    for (const auto& l : Must(store->ListLessons(name, 0))) held.insert({l.task, l.title, l.text});
+    int added = 0, already = 0, position = 0;
     // Oldest first, so the newest stays newest.
     for (auto it = json->rbegin(); it != json->rend(); ++it) {
+      ++position;
       store::Lesson l;
       try {
         l.memory = name;
@@ -206,12 +239,17 @@ void RegisterMemory(CLI::App& app) {
         l.title = it->at("title");
         l.text = it->at("text");
       } catch (const Json::exception& e) {
-        throw Exit{kExitError, file + ": lesson " + std::to_string(added + 1) + ": " + e.what()};
+        throw Exit{kExitError, file + ": lesson " + std::to_string(json->size() - position + 1) + ": " + e.what()};
+      }
+      if (!held.insert({l.task, l.title, l.text}).second) {
+        ++already;
+        continue;
       }
       Must(store->AddLesson(l));
       ++added;
     }
-    fmt::print("imported {} lessons into memory '{}'\n", added, name);
+    fmt::print("imported {} lessons into memory '{}'{}\n", added, name,
+               already ? fmt::format(" ({} already there)", already) : "");
   });
 }
 

@@ -1,5 +1,7 @@
 #include "cli/common.h"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 #include <sched.h>
 
@@ -28,6 +30,11 @@ std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& task
     return out;
   }
   for (const auto& name : names) {
+    if (std::count(names.begin(), names.end(), name) > 1 &&
+        std::any_of(out.begin(), out.end(), [&](const suite::Task* t) { return t->name == name; })) {
+      fmt::print(stderr, "task '{}' is named more than once: taken once\n", name);
+      continue;
+    }
     const suite::Task* found = nullptr;
     for (const auto& t : tasks)
       if (t.name == name) found = &t;
@@ -43,6 +50,10 @@ std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& task
 
 Result<cpu::Calibration> CalibrateMachine(const cpu::CalibrationOptions& options, bool* saved) {
   *saved = false;
+  // Found out before the measurement, not after it.
+  if (auto s = CheckWritableDir(DataDir() + "/hardware"); !s)
+    return Error{"the hardware profile could not be saved: " + s.error().message +
+                 " (set $ACCELOPT_HOME to a writable folder)"};
   fmt::print(stderr,
              "Calibrating: bandwidth, FMA peak, vector peak, OpenBLAS sgemm, in rounds until they hold still "
              "(10-30 seconds)...\n");
@@ -77,6 +88,7 @@ std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing
 
 std::string FormatSeconds(double s) {
   if (s <= 0) return "-";
+  if (s < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
   if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
   if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
   return fmt::format("{:.3f} s", s);

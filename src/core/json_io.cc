@@ -22,6 +22,7 @@ Status WriteFile(const std::string& path, const std::string& contents) {
   std::error_code ec;
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) return Error{"cannot write " + path + ": cannot create folder " + parent.string() + ": " + ec.message()};
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

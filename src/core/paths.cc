@@ -1,6 +1,11 @@
 #include "core/paths.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 namespace accelopt {
@@ -48,6 +53,18 @@ std::string DataDir() {
 std::string CacheDir() {
   if (const char* env = std::getenv("ACCELOPT_CACHE"); env && *env) return env;
   return EnvOr("XDG_CACHE_HOME", Home() + "/.cache") + "/accelopt";
+}
+
+Status CheckWritableDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{"cannot create folder " + dir + ": " + ec.message()};
+  std::string probe = dir + "/.write-test-" + std::to_string(getpid());
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Error{"cannot write in folder " + dir + ": " + std::strerror(errno)};
+  close(fd);
+  unlink(probe.c_str());
+  return Ok{};
 }
 
 }  // namespace accelopt

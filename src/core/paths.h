@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "core/result.h"
+
 namespace accelopt {
 
 /// Directory holding the running executable (resolved from /proc/self/exe).
@@ -27,5 +29,9 @@ std::string DataDir();
 /// Scratch space for builds and evaluations: $ACCELOPT_CACHE, else
 /// $XDG_CACHE_HOME/accelopt, else ~/.cache/accelopt.
 std::string CacheDir();
+
+/// Creates `dir` if needed and checks that a file can be written in it; the
+/// Error names the folder and the system's reason.
+Status CheckWritableDir(const std::string& dir);
 
 }  // namespace accelopt

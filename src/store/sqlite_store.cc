@@ -534,7 +534,13 @@ class SqliteStore : public Store {
 Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
   const std::string& path = options.path;
   bool on_disk = path != ":memory:" && !path.empty() && path.rfind("file:", 0) != 0;
-  if (on_disk) {
+  if (on_disk && !options.create) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+      return Error{path + ": no such store (runs are recorded by `accelopt optimize`; --db names another store)"};
+    if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, not a store"};
+  }
+  if (on_disk && options.create) {
     auto parent = std::filesystem::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);

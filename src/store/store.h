@@ -21,34 +21,34 @@ namespace accelopt::store {
 
 struct RunInfo {
   int64_t id = 0;
-  std::string created_at;              ///< ISO-8601 UTC
-  std::string status;                  ///< "running", "finished", "stopped" (budget), "failed"
-  Json config;                         ///< everything needed to resume: tasks, search settings, model config
-  Json summary;                        ///< filled when the run ends (per-task results, cost)
+  std::string created_at;  ///< ISO-8601 UTC
+  std::string status;      ///< "running", "finished", "stopped" (budget), "failed"
+  Json config;             ///< everything needed to resume: tasks, search settings, model config
+  Json summary;            ///< filled when the run ends (per-task results, cost)
 };
 
 struct CandidateRow {
-  int64_t id = 0;                      ///< assigned by AddCandidate
+  int64_t id = 0;  ///< assigned by AddCandidate
   int64_t run_id = 0;
   std::string task;
-  int iteration = 0;                   ///< 0 = the baseline
-  int64_t parent_id = 0;               ///< 0 = none
-  std::string plan;                    ///< the plan that produced it ("" for the baseline)
+  int iteration = 0;      ///< 0 = the baseline
+  int64_t parent_id = 0;  ///< 0 = none
+  std::string plan;       ///< the plan that produced it ("" for the baseline)
   std::string code;
-  std::string code_hash;               ///< of the normalized code
-  std::string status;                  ///< the profile's status
-  double latency_s = 0;                ///< median, when ok
+  std::string code_hash;  ///< of the normalized code
+  std::string status;     ///< the profile's status
+  double latency_s = 0;   ///< median, when ok
   double percent_of_peak = 0;
-  Json profile;                        ///< the whole profile
+  Json profile;  ///< the whole profile
 };
 
 struct Lesson {
-  int64_t id = 0;                      ///< assigned by AddLesson
-  std::string memory;                  ///< memory name ("shared", a user's name, or "run-<id>" for fresh)
+  int64_t id = 0;      ///< assigned by AddLesson
+  std::string memory;  ///< memory name ("shared", a user's name, or "run-<id>" for fresh)
   std::string task, target;
-  double speedup = 0;                  ///< fast / slow (below 1 for a negative lesson)
-  std::string title;                   ///< the bold title
-  std::string text;                    ///< the whole lesson (title, description, before/after snippet)
+  double speedup = 0;  ///< fast / slow (below 1 for a negative lesson)
+  std::string title;   ///< the bold title
+  std::string text;    ///< the whole lesson (title, description, before/after snippet)
   int64_t run_id = 0, slow_candidate = 0, fast_candidate = 0;  ///< lineage
   std::string created_at;
 };
@@ -72,7 +72,8 @@ class Store {
 
   // Evaluations, by a key derived from the task, shape and normalized code.
   virtual Result<std::optional<Json>> GetEvaluation(const std::string& key) = 0;
-  virtual Status PutEvaluation(const std::string& key, int64_t run_id, const std::string& task, const Json& profile) = 0;
+  virtual Status PutEvaluation(const std::string& key, int64_t run_id, const std::string& task,
+                               const Json& profile) = 0;
 
   // Candidates.
   virtual Result<int64_t> AddCandidate(const CandidateRow& row) = 0;
@@ -95,8 +96,9 @@ class Store {
 };
 
 struct SqliteOptions {
-  std::string path = "accelopt.db";   ///< created with its schema when missing
-  int busy_timeout_ms = 5000;          ///< wait this long for another writer
+  std::string path = "accelopt.db";  ///< created with its schema when missing (and `create`)
+  int busy_timeout_ms = 5000;        ///< wait this long for another writer
+  bool create = true;                ///< false: a missing file is an error, nothing is created
 };
 
 /// Opens (or creates) the database and migrates its schema. Thread-safe: calls

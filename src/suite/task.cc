@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -11,6 +12,35 @@ namespace accelopt::suite {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr size_t kMaxNameLength = 64;
+
+// Task and shape names become folder and file names: letters, digits, '_',
+// '-' and '.', starting with a letter or digit, at most 64 characters. "" when
+// `name` is one, else what is wrong with it.
+std::string NameProblem(const std::string& name) {
+  if (name.empty()) return "is empty";
+  if (name.size() > kMaxNameLength)
+    return "is " + std::to_string(name.size()) + " characters long; at most " + std::to_string(kMaxNameLength);
+  if (!std::isalnum(static_cast<unsigned char>(name[0]))) return "must start with a letter or digit";
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      return std::string("holds '") + c + "'; names use letters, digits, '_', '-' and '.'";
+  return "";
+}
+
+// Tensor and parameter names become C++ identifiers in the kernel's signature and shape.h.
+std::string IdentifierProblem(const std::string& name) {
+  if (name.empty()) return "is empty";
+  if (name.size() > kMaxNameLength)
+    return "is " + std::to_string(name.size()) + " characters long; at most " + std::to_string(kMaxNameLength);
+  if (!std::isalpha(static_cast<unsigned char>(name[0])) && name[0] != '_')
+    return "must be a C++ identifier (start with a letter or '_')";
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return std::string("holds '") + c + "'; it must be a C++ identifier";
+  return "";
+}
 
 // Parsing context: builds errors that name the file, the field and the line.
 class Fields {
@@ -103,6 +133,8 @@ Result<std::vector<Tensor>> ParseTensors(const Fields& f, const YAML::Node& list
     auto name = f.Required(item, "name", at + ".name");
     if (!name) return name.error();
     t.name = name->Scalar();
+    if (auto problem = IdentifierProblem(t.name); !problem.empty())
+      return f.Fail(at + ".name", *name, "'" + t.name + "' " + problem);
     auto shape = f.Required(item, "shape", at + ".shape");
     if (!shape) return shape.error();
     if (!shape->IsSequence() || shape->size() == 0)
@@ -188,6 +220,7 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
   auto name = f.Required(root, "name", "name");
   if (!name) return name.error();
   task.name = name->Scalar();
+  if (auto problem = NameProblem(task.name); !problem.empty()) return f.Fail("name", *name, "the task name " + problem);
   if (task.name != fs::path(task.dir).filename().string())
     return f.Fail("name", *name, "must equal the folder name '" + fs::path(task.dir).filename().string() + "'");
   if (root["description"]) task.description = root["description"].Scalar();
@@ -199,8 +232,13 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
   if (!shapes->IsMap()) return f.Fail("shapes", *shapes, "expected a mapping of shape names");
   for (const auto& item : *shapes) {
     std::string field = "shapes." + item.first.Scalar();
+    if (auto problem = NameProblem(item.first.Scalar()); !problem.empty())
+      return f.Fail(field, item.first, "the shape name " + problem);
     auto params = f.NumberMap(item.second, field);
     if (!params) return params.error();
+    for (const auto& [param, value] : *params)
+      if (auto problem = IdentifierProblem(param); !problem.empty())
+        return f.Fail(field + "." + param, item.second, "the parameter name '" + param + "' " + problem);
     for (const auto& [param, value] : *params)
       if (value < 1 || value != std::floor(value))
         return f.Fail(field + "." + param, item.second[param], "expected a positive integer");

@@ -136,6 +136,27 @@ TEST_F(TaskFile, ARooflineThatFailsWhenEvaluatedIsRefused) {
   EXPECT_NE(e.find("not negative"), std::string::npos) << e;
 }
 
+// Names become folder, file and C++ names: bounded and plain, refused when loading
+// (a 250-character task name was listed, then failed with "File name too long").
+TEST_F(TaskFile, NamesAreBoundedAndPlain) {
+  const std::string long_name(250, 'a');
+  std::string yaml = kValid;
+  yaml.replace(yaml.find("name: demo"), 10, "name: " + long_name);
+  auto task = LoadTask(Write(yaml, long_name));
+  ASSERT_FALSE(task.ok());
+  EXPECT_NE(task.error().message.find("field 'name' (line 1): the task name is 250 characters long; at most 64"),
+            std::string::npos)
+      << task.error().message;
+
+  std::string e = ErrorFor("{name: x, shape", "{name: x y, shape");
+  EXPECT_NE(e.find("inputs[0].name"), std::string::npos) << e;
+  EXPECT_NE(e.find("C++ identifier"), std::string::npos) << e;
+  e = ErrorFor("test: {M: 3,", "te/st: {M: 3,");
+  EXPECT_NE(e.find("the shape name holds '/'"), std::string::npos) << e;
+  e = ErrorFor("bench: {M: 64,", "bench: {M: 64, 2K: 1,");
+  EXPECT_NE(e.find("the parameter name '2K'"), std::string::npos) << e;
+}
+
 TEST_F(TaskFile, InvalidYamlNamesTheLine) {
   auto task = LoadTask(Write("name: demo\nshapes: {test: [1, 2\n"));
   ASSERT_FALSE(task.ok());

@@ -28,36 +28,6 @@ using eval::Verdict;
 
 namespace {
 
-// Bytes of memory the machine can still give (MemAvailable), or 0 when unknown.
-double AvailableMemoryBytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
-}
-
-// A shape too large for this machine is refused before anything is drawn:
-// at the least, the engine holds each argument once in the kernel's shared
-// memory (4 bytes), once as a drawn input set or a copied output (4) and once
-// as a double-precision reference (8).
-Status CheckMemoryFor(const suite::BoundTask& bound) {
-  const double needed = 16.0 * static_cast<double>(Elements(bound));
-  const double available = AvailableMemoryBytes();
-  if (available > 0 && needed > available) {
-    char text[320];
-    std::snprintf(text, sizeof text,
-                  "task '%s' at shape '%s' needs at least %.1f GB of memory (its %ld argument elements held as the "
-                  "kernel's arguments, an input set and a double-precision reference), but this machine has %.1f GB "
-                  "available",
-                  bound.task->name.c_str(), bound.shape_name.c_str(), needed / 1e9, Elements(bound), available / 1e9);
-    return Error{text};
-  }
-  return Ok{};
-}
-
 // Where the k-th candidate of a batch is built and run.
 fs::path CandidateDir(const fs::path& batch_dir, size_t k) { return batch_dir / ("candidate-" + std::to_string(k)); }
 
@@ -580,6 +550,35 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
 }
 
 }  // namespace
+
+// Bytes of memory the machine can still give (MemAvailable), or 0 when unknown.
+double AvailableMemoryBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+double MemoryNeededBytes(const suite::BoundTask& bound) { return 16.0 * static_cast<double>(Elements(bound)); }
+
+Status CheckMemoryFor(const suite::BoundTask& bound) {
+  const double needed = MemoryNeededBytes(bound);
+  const double available = AvailableMemoryBytes();
+  if (available > 0 && needed > available) {
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "task '%s' at shape '%s' needs at least %.1f GB of memory (its %ld argument elements held as the "
+                  "kernel's arguments, an input set and a double-precision reference), but this machine has %.1f GB "
+                  "available",
+                  bound.task->name.c_str(), bound.shape_name.c_str(), needed / 1e9, Elements(bound), available / 1e9);
+    return Error{text};
+  }
+  return Ok{};
+}
+
 
 std::unique_ptr<targets::Target> MakeCpuTarget(const CpuTargetOptions& options) {
   return std::make_unique<CpuTarget>(options);

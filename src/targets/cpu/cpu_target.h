@@ -94,6 +94,16 @@ struct CpuTargetOptions {
   int build_jobs = 0;                       ///< compilers at once for a batch; 0 = one per allowed core
 };
 
+/// Bytes of memory the machine can still give (MemAvailable), or 0 when unknown.
+double AvailableMemoryBytes();
+/// The least memory an evaluation of `bound` takes: the engine holds each
+/// argument once in the kernel's shared memory (4 bytes), once as a drawn
+/// input set or a copied output (4) and once as a double-precision reference (8).
+double MemoryNeededBytes(const suite::BoundTask& bound);
+/// An Error naming the bytes needed and available when `bound` does not fit:
+/// such a shape is refused before anything is drawn.
+Status CheckMemoryFor(const suite::BoundTask& bound);
+
 /// Creates the cpu target. Thread-compatible: one Evaluate at a time.
 std::unique_ptr<targets::Target> MakeCpuTarget(const CpuTargetOptions& options);
 
