@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build test demo bench-engine clean
+.PHONY: setup build test demo bench-engine fuzz clean
 
 setup:
 	@scripts/setup.sh
@@ -30,5 +30,14 @@ bench-engine: build
 	$(BUILD)/engine_bench
 	$(BUILD)/loop_bench
 
+# Coverage-guided fuzzing of the parsers that read outside input (fuzz/README.md):
+# each target runs FUZZ_SECONDS; a crash leaves its input in build-fuzz/crashes.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@scripts/setup.sh fuzz
+	cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DACCELOPT_FUZZ=ON
+	cmake --build build-fuzz --target fuzzers -j $(JOBS)
+	scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-fuzz

@@ -9,6 +9,9 @@ packages=(
   libgtest-dev libbenchmark-dev
 )
 
+# `scripts/setup.sh fuzz`: also clang with libFuzzer, and its OpenMP runtime.
+if [ "${1:-}" = fuzz ]; then packages+=(clang libomp-dev); fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "core/json_io.h"
+#include "targets/cpu/calibrate.h"
+#include "targets/cpu/hardware_store.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
 
@@ -221,6 +223,47 @@ TEST(CliBadInput, MachineReadableOutputIsCompleteAndConsistent) {
   Json list = Json::parse(tasks.out.substr(tasks.out.find('[')));
   for (const auto& t : list)
     for (const auto& [name, value] : t["shape"].items()) EXPECT_TRUE(value.is_number_integer()) << t["task"] << name;
+}
+
+// Errors about the project's own files name them: a reference that does not
+// compile is reported at its own path (it was "kernel.cpp:2:"), and a corrupt
+// hardware profile says how to replace it.
+TEST(CliBadInput, ErrorsNameTheFileAtFault) {
+  testing::TempDir dir;
+  const std::string task = dir.path() + "/scale";
+  std::filesystem::copy(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale", task);
+  std::ofstream(task + "/reference.cpp") << "extern \"C\" void reference(const float* x, double* out) {\n"
+                                            "  out[0] = x[0] +;\n}\n";
+  CommandRun run = Accelopt("eval scale " + task + "/baseline.cpp --shape test --suite " + dir.path());
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find(task + "/reference.cpp:2:"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("kernel.cpp"), std::string::npos) << run.out;
+
+  const char* saved = getenv("ACCELOPT_HOME");
+  const std::string before = saved ? saved : "";
+  const std::string home = dir.path() + "/home";
+  std::filesystem::create_directories(home + "/hardware");
+  std::ofstream(cpu::HardwareProfilePath(home + "/hardware", cpu::DetectMachine().fingerprint)) << "{\"bandwidth";
+  setenv("ACCELOPT_HOME", home.c_str(), 1);
+  CommandRun tasks = Accelopt("tasks" + kSuite);
+  if (saved)
+    setenv("ACCELOPT_HOME", before.c_str(), 1);
+  else
+    unsetenv("ACCELOPT_HOME");
+  EXPECT_EQ(tasks.exit_code, 1) << tasks.out;
+  EXPECT_NE(tasks.out.find("invalid JSON"), std::string::npos) << tasks.out;
+  EXPECT_NE(tasks.out.find("accelopt calibrate --force"), std::string::npos) << tasks.out;
+}
+
+// A time limit too short for the project's own reference says so and names
+// the setting; it did not blame the reference.
+TEST(CliBadInput, ATimeoutTooShortNamesTheSetting) {
+  CommandRun run = Accelopt("eval silu " + std::string(ACCELOPT_SOURCE_DIR) +
+                            "/suite/silu/baseline.cpp --shape test --timeout 0.001" + kSuite);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("did not finish within the time limit of 0.001 s"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("raise it (--timeout SECONDS)"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find(" failed: "), std::string::npos) << run.out;
 }
 
 // Usage errors: each says what was wrong in a line, and all exit with the one

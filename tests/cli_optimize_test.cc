@@ -139,6 +139,29 @@ TEST(CliOptimize, InterruptedRunIsMarkedAndSaysHowToResume) {
   }
 }
 
+// Two runs at once on one machine and one store: both finish, their
+// measurements take turns on the device, and the store holds both whole.
+TEST(CliOptimize, TwoConcurrentRunsShareAStore) {
+  testing::TempDir dir;
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  const std::string args = "optimize --demo --shape test --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite" + db;
+  testing::BackgroundAccelopt first(args, dir.path() + "/first.log");
+  testing::BackgroundAccelopt second(args, dir.path() + "/second.log");
+  CommandRun a = first.Wait(), b = second.Wait();
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  Json runs = Json::parse(Accelopt("runs --json" + db).out);
+  ASSERT_EQ(runs.size(), 2u) << runs.dump();
+  for (const auto& run : runs) {
+    EXPECT_EQ(run["status"], "finished");
+    EXPECT_EQ(run["summary"].size(), 3u);
+    CommandRun show = Accelopt("show " + std::to_string(run["id"].get<int>()) + " --no-code" + db);
+    EXPECT_EQ(show.exit_code, 0) << show.out;
+    for (const char* task : {"silu", "matmul", "rmsnorm_matmul"})
+      EXPECT_NE(show.out.find(std::string("== ") + task + ": best candidate"), std::string::npos) << show.out;
+  }
+}
+
 TEST(CliOptimize, UnknownRunIsAClearError) {
   testing::TempDir dir;
   const std::string db = " --db " + dir.path() + "/accelopt.db";

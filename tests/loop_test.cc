@@ -134,9 +134,14 @@ TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
   auto target = Target();
   auto run = db->CreateRun(Json::object());
   ASSERT_TRUE(run.ok());
+  ::testing::internal::CaptureStderr();
   auto result = cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target);
+  const std::string progress = ::testing::internal::GetCapturedStderr();
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_TRUE(result->best.ok());
+  // The duplicate is said to be one, not dropped without a word.
+  EXPECT_NE(progress.find("the kernel written for plan 'Duplicate of unroll' is candidate 2 again"), std::string::npos)
+      << progress;
 
   // baseline + unrolled + simd (iteration 1) + broken + fixed (iteration 2); the duplicate is not evaluated.
   EXPECT_EQ(target->evaluations, 5);

@@ -156,6 +156,14 @@ void RunRecorder::OnAgentFailure(const std::string& role, const std::string& mes
   fmt::print(stderr, "  {} failed: {}\n", role, message.substr(0, 300));
 }
 
+void RunRecorder::OnDuplicate(const search::Candidate& sample, const search::Candidate& original) {
+  const std::string plan = sample.plan.substr(0, sample.plan.find('\n'));
+  fmt::print(stderr,
+             "[{}] the kernel written for plan '{}' is candidate {} again (comments and spacing aside): "
+             "not evaluated twice\n",
+             task_, plan.substr(0, 120), original.id);
+}
+
 void RunRecorder::OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) {
   llm::Totals t = client_.totals();
   std::string cost = fmt::format("${:.4f}", t.cost_usd) + (t.unknown_cost_calls ? " + unknown" : "");

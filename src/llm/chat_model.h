@@ -139,5 +139,10 @@ struct ExchangeOptions {
   std::string model = "exchange";
 };
 Result<std::unique_ptr<ChatModel>> OpenExchangeChatModel(const ExchangeOptions& options);
+/// An exchange answer file's JSON ({"text", "reasoning"?, "input_tokens"?,
+/// "output_tokens"?}); errors begin with `where`. Counts not given are
+/// estimated from the texts (`prompt` for the input).
+Result<ChatResponse> ParseExchangeAnswer(const std::string& json_text, const std::string& where,
+                                         const std::string& prompt, const std::string& model);
 
 }  // namespace accelopt::llm

@@ -73,6 +73,18 @@ bool Settled(const fs::path& path, std::optional<Seen>& previous) {
   return settled;
 }
 
+// An answer whose usage is estimated from the texts.
+ChatResponse EstimatedResponse(std::string text, const std::string& prompt, const std::string& model) {
+  ChatResponse response;
+  response.model = model;
+  response.finish_reason = "stop";
+  response.usage.input_tokens = EstimateTokens(prompt);
+  response.usage.output_tokens = EstimateTokens(text);
+  response.usage.estimated = true;
+  response.text = std::move(text);
+  return response;
+}
+
 ChatOutcome Failure(FailureKind kind, std::string message) {
   return ChatOutcome{.failure = CallFailure{.kind = kind, .message = std::move(message)}};
 }
@@ -101,6 +113,7 @@ class ExchangeChatModel : public ChatModel {
     if (written)
       written = WriteFile((dir / (id + ".prompt.json")).string(), DumpJson(PromptJson(id, request), 2) + "\n");
     if (!written) return Failure(FailureKind::kConnection, written.error().message);
+    Waiting waiting(*this, id);
 
     std::string prompt = JoinPrompt(request);
     using Clock = std::chrono::steady_clock;
@@ -169,32 +182,11 @@ class ExchangeChatModel : public ChatModel {
   }
 
   ChatOutcome ReadJsonAnswer(const fs::path& path, const std::string& prompt) const {
-    auto answer = ReadJsonFile(path.string());
-    if (!answer) return Failure(FailureKind::kMalformed, answer.error().message);
-    auto malformed = [&](const std::string& what) {
-      return Failure(FailureKind::kMalformed, path.string() + ": " + what);
-    };
-    if (!answer->is_object()) return malformed(std::string("expected a JSON object, got ") + answer->type_name());
-    if (!answer->contains("text")) return malformed("missing 'text'");
-    if (!(*answer)["text"].is_string()) return malformed("'text' must be a string");
-    ChatResponse response = MakeResponse((*answer)["text"].get<std::string>(), prompt);
-    if (answer->contains("reasoning")) {
-      if (!(*answer)["reasoning"].is_string()) return malformed("'reasoning' must be a string");
-      response.reasoning = (*answer)["reasoning"].get<std::string>();
-    }
-    bool estimated = false;
-    for (auto [key, slot] : {std::pair{"input_tokens", &response.usage.input_tokens},
-                             std::pair{"output_tokens", &response.usage.output_tokens}}) {
-      if (!answer->contains(key)) {
-        estimated = true;
-        continue;
-      }
-      auto tokens = TokenField(*answer, key);
-      if (!tokens) return malformed(tokens.error().message);
-      *slot = *tokens;
-    }
-    response.usage.estimated = estimated;
-    return ChatOutcome{.response = std::move(response)};
+    auto text = ReadFile(path.string());
+    if (!text) return Failure(FailureKind::kMalformed, text.error().message);
+    auto response = ParseExchangeAnswer(*text, path.string(), prompt, options_.model);
+    if (!response) return Failure(FailureKind::kMalformed, response.error().message);
+    return ChatOutcome{.response = std::move(*response)};
   }
 
   ChatOutcome ReadTextAnswer(const fs::path& path, const std::string& prompt) const {
@@ -204,22 +196,67 @@ class ExchangeChatModel : public ChatModel {
   }
 
   ChatResponse MakeResponse(std::string text, const std::string& prompt) const {
-    ChatResponse response;
-    response.model = options_.model;
-    response.finish_reason = "stop";
-    response.usage.input_tokens = EstimateTokens(prompt);
-    response.usage.output_tokens = EstimateTokens(text);
-    response.usage.estimated = true;
-    response.text = std::move(text);
-    return response;
+    return EstimatedResponse(std::move(text), prompt, options_.model);
   }
+
+  // While a prompt waits for its answer: whoever answers is told on stderr how
+  // many answers the engine is waiting for, and where.
+  class Waiting {
+   public:
+    Waiting(ExchangeChatModel& model, const std::string& id) : model_(model) {
+      std::lock_guard<std::mutex> lock(model_.mutex_);
+      const int waiting = ++model_.waiting_;
+      std::fprintf(stderr, "[exchange] waiting for %d answer%s in %s (new: %s.prompt.md)\n", waiting,
+                   waiting == 1 ? "" : "s", model_.options_.dir.c_str(), id.c_str());
+    }
+    ~Waiting() {
+      std::lock_guard<std::mutex> lock(model_.mutex_);
+      --model_.waiting_;
+    }
+
+   private:
+    ExchangeChatModel& model_;
+  };
 
   const ExchangeOptions options_;
   std::mutex mutex_;
   long counter_ = 0;  // guarded by mutex_
+  int waiting_ = 0;   // prompts without an answer yet; guarded by mutex_
 };
 
 }  // namespace
+
+Result<ChatResponse> ParseExchangeAnswer(const std::string& json_text, const std::string& where,
+                                         const std::string& prompt, const std::string& model) {
+  Json answer;
+  try {
+    answer = Json::parse(json_text);
+  } catch (const Json::exception& e) {
+    return Error{where + ": invalid JSON: " + e.what()};
+  }
+  auto malformed = [&](const std::string& what) { return Error{where + ": " + what}; };
+  if (!answer.is_object()) return malformed(std::string("expected a JSON object, got ") + answer.type_name());
+  if (!answer.contains("text")) return malformed("missing 'text'");
+  if (!answer["text"].is_string()) return malformed("'text' must be a string");
+  ChatResponse response = EstimatedResponse(answer["text"].get<std::string>(), prompt, model);
+  if (answer.contains("reasoning")) {
+    if (!answer["reasoning"].is_string()) return malformed("'reasoning' must be a string");
+    response.reasoning = answer["reasoning"].get<std::string>();
+  }
+  bool estimated = false;
+  for (auto [key, slot] : {std::pair{"input_tokens", &response.usage.input_tokens},
+                           std::pair{"output_tokens", &response.usage.output_tokens}}) {
+    if (!answer.contains(key)) {
+      estimated = true;
+      continue;
+    }
+    auto tokens = TokenField(answer, key);
+    if (!tokens) return malformed(tokens.error().message);
+    *slot = *tokens;
+  }
+  response.usage.estimated = estimated;
+  return response;
+}
 
 Result<std::unique_ptr<ChatModel>> OpenExchangeChatModel(const ExchangeOptions& options) {
   if (options.poll_seconds <= 0) return Error{"exchange folder " + options.dir + ": poll_seconds must be positive"};

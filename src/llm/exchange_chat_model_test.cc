@@ -74,6 +74,20 @@ TEST_F(ExchangeChatModelTest, FactoryCreatesFolderAndNamesBackend) {
   EXPECT_EQ(model->model(), "person");
 }
 
+// Whoever answers sees how many answers are awaited, and where (the progress
+// line said "evaluating the baseline..." meanwhile).
+TEST_F(ExchangeChatModelTest, SaysHowManyAnswersItWaitsFor) {
+  auto model = Open(5);
+  ASSERT_TRUE(model);
+  std::thread answer = AnswerLater(".answer.txt", "PLAN: tile");
+  ::testing::internal::CaptureStderr();
+  ChatOutcome outcome = model->Complete(Request());
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  answer.join();
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_NE(said.find("[exchange] waiting for 1 answer in " + dir()), std::string::npos) << said;
+}
+
 TEST_F(ExchangeChatModelTest, FactoryFailsWhenFolderCannotBeMade) {
   ASSERT_TRUE(WriteFile(temp_.path() + "/plain-file", "x").ok());
   auto model = OpenExchangeChatModel({.dir = temp_.path() + "/plain-file/sub"});

@@ -185,8 +185,12 @@ class Iteration {
   void EvaluateBatch(const std::vector<Candidate*>& batch) {
     std::vector<std::string> codes;
     std::vector<Candidate*> fresh;
+    std::vector<Candidate*> duplicates;
     for (Candidate* c : batch) {
-      if (seen_.count(c->hash) || known_.count(c->hash)) continue;
+      if (seen_.count(c->hash) || known_.count(c->hash)) {
+        duplicates.push_back(c);
+        continue;
+      }
       known_.insert(c->hash);
       fresh.push_back(c);
       codes.push_back(c->code);
@@ -208,6 +212,8 @@ class Iteration {
       listener_.OnProgress(number_, ++evaluated_, total_, state_.best);
     }
     if (!state_.engine_failure.empty()) return;
+    for (Candidate* c : duplicates)
+      if (seen_.count(c->hash)) listener_.OnDuplicate(*c, seen_.at(c->hash));
     for (Candidate* c : batch)
       if (!c->id && seen_.count(c->hash)) {
         int64_t parent = c->parent_id;

@@ -77,6 +77,9 @@ class SearchListener {
   }
   /// A kept child was compared with its parent side by side (child.vs_parent is set).
   virtual void OnComparison(const Candidate& parent, const Candidate& child) { (void)parent, (void)child; }
+  /// A new sample's code (comments and spacing aside) is a candidate already
+  /// evaluated in this search: it shares that candidate's profile and is not evaluated again.
+  virtual void OnDuplicate(const Candidate& sample, const Candidate& original) { (void)sample, (void)original; }
   /// An agent call failed (recorded by the model port already); the search goes on.
   virtual void OnAgentFailure(const std::string& role, const std::string& message) { (void)role, (void)message; }
   /// Progress within an iteration.

@@ -1,5 +1,6 @@
 #include "suite/task.h"
 
+#include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -155,26 +156,40 @@ Result<std::vector<Tensor>> ParseTensors(const Fields& f, const YAML::Node& list
 }
 
 // Every name an expression uses must be a parameter of every shape or a constant.
-Status CheckNames(const Fields& f, const Task& task, const YAML::Node& root) {
-  auto check = [&](const Expr& expr, const std::string& field) -> Status {
-    for (const auto& name : expr.Names()) {
-      if (task.constants.count(name)) continue;
-      for (const auto& [shape, params] : task.shapes)
-        if (!params.count(name))
-          return f.Fail(
-              field, root,
-              "expression '" + expr.text() + "' uses '" + name + "', which shape '" + shape + "' does not define");
-    }
-    return Ok{};
-  };
-  for (const auto* group : {&task.inputs, &task.outputs})
-    for (const auto& t : *group)
-      for (const auto& dim : t.shape)
-        if (auto s = check(dim, t.name + ".shape"); !s) return s;
-  for (auto [expr, field] : {std::pair{&task.roofline.flops_mm, "roofline.flops_mm"},
-                             std::pair{&task.roofline.flops_vec, "roofline.flops_vec"},
-                             std::pair{&task.roofline.min_bytes, "roofline.min_bytes"}})
-    if (auto s = check(*expr, field); !s) return s;
+Status CheckNames(const Fields& f, const Task& task, const Expr& expr, const std::string& field,
+                  const YAML::Node& node) {
+  for (const auto& name : expr.Names()) {
+    if (task.constants.count(name)) continue;
+    for (const auto& [shape, params] : task.shapes)
+      if (!params.count(name))
+        return f.Fail(
+            field, node,
+            "expression '" + expr.text() + "' uses '" + name + "', which shape '" + shape + "' does not define");
+  }
+  return Ok{};
+}
+
+// Every tensor dimension names known parameters and evaluates, on every shape,
+// to a positive integer: an error names the file, the field and its line.
+Status CheckTensorShapes(const Fields& f, const Task& task, const YAML::Node& root) {
+  for (auto [group, tensors] : {std::pair{"inputs", &task.inputs}, std::pair{"outputs", &task.outputs}})
+    for (size_t i = 0; i < tensors->size(); ++i)
+      for (size_t d = 0; d < (*tensors)[i].shape.size(); ++d) {
+        const Expr& dim = (*tensors)[i].shape[d];
+        const std::string field = std::string(group) + "[" + std::to_string(i) + "].shape[" + std::to_string(d) + "]";
+        const YAML::Node node = root[group][i]["shape"][d];
+        if (auto s = CheckNames(f, task, dim, field, node); !s) return s;
+        for (const auto& [shape, params] : task.shapes) {
+          Bindings bindings = params;
+          for (const auto& [k, v] : task.constants) bindings.emplace(k, v);
+          auto value = dim.Evaluate(bindings);
+          if (!value) return f.Fail(field, node, "on shape '" + shape + "': " + value.error().message);
+          if (*value < 1 || *value != std::floor(*value) || *value > 1e12)
+            return f.Fail(field, node,
+                          "on shape '" + shape + "', dimension '" + dim.text() + "' must be a positive integer, got " +
+                              fmt::format("{:g}", *value));
+        }
+      }
   return Ok{};
 }
 
@@ -279,9 +294,10 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
     if (!node) return node.error();
     auto expr = f.Expression(*node, std::string("roofline.") + key);
     if (!expr) return expr.error();
+    if (auto s = CheckNames(f, task, *expr, std::string("roofline.") + key, *node); !s) return s.error();
     *slot = *expr;
   }
-  if (auto s = CheckNames(f, task, root); !s) return s.error();
+  if (auto s = CheckTensorShapes(f, task, root); !s) return s.error();
   if (auto s = CheckRoofline(f, task, *roofline); !s) return s.error();
   return task;
 }

@@ -209,8 +209,10 @@ bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProc
   }
   if (failure.kind == Kind::kTimedOut || o.timed_out) {
     verdict = Verdict::kTimeout;
-    message = "killed after the wall-clock limit of " + std::to_string(static_cast<int>(std::lround(o.wall_seconds))) +
-              " s" + at + (failure.detail.empty() ? "" : " (" + failure.detail + ")");
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%.3g", o.wall_seconds);
+    message = std::string("killed after the wall-clock limit of ") + limit + " s" + at +
+              (failure.detail.empty() ? "" : " (" + failure.detail + ")");
     return true;
   }
   const int signal_number = r.kind == ReportKind::kFatalSignal ? r.signal : o.term_signal;

@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <regex>
 #include <sstream>
 
 #include "core/hash.h"
@@ -55,7 +58,8 @@ Result<eval::SandboxOutcome> RunCompiler(const fs::path& dir, const CompileOptio
   // The compiler is trusted but the source is not (#include "/dev/zero"): limit it too.
   request.limits.wall_seconds = options.timeout_seconds;
   request.limits.address_space_bytes = 8L << 30;
-  request.limits.capture_bytes = options.log_bytes;
+  // Captured whole (up to 4 MiB) so that filtering comes before truncation.
+  request.limits.capture_bytes = std::max<size_t>(options.log_bytes, 4 << 20);
   // Resolve the compiler through PATH here: the sandbox executes a path.
   if (request.argv[0].find('/') == std::string::npos) {
     std::string path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
@@ -90,7 +94,65 @@ Status CheckBuildEnvironment(const fs::path& dir, const CompileOptions& options)
                dir.parent_path().string() + " either (full disk? quota? broken compiler?):\n" + why};
 }
 
+// A diagnostic's first line: "FILE:LINE:COL: KIND: message".
+struct DiagnosticHead {
+  std::string file, kind;
+};
+std::optional<DiagnosticHead> ParseHead(const std::string& line) {
+  static const std::regex head(R"(^([^ :][^:]*):([0-9]+):([0-9]+): (fatal error|error|warning|note): )");
+  std::smatch m;
+  if (!std::regex_search(line, m, head)) return std::nullopt;
+  return DiagnosticHead{m[1], m[4]};
+}
+
+// Lines that say where the next diagnostic comes from.
+bool IsContext(const std::string& line) {
+  static const std::regex context(
+      R"(^(In file included from |\s+from |In (member )?function |\s+inlined from |[^ :][^:]*: (In (member )?function|At global scope|In instantiation of|In lambda)))");
+  return std::regex_search(line, context);
+}
+
 }  // namespace
+
+std::string KeepOwnDiagnostics(const std::string& log) {
+  std::istringstream in(log);
+  std::string line, out, pending, group;
+  bool keep_group = true;
+  int dropped = 0;
+  auto flush = [&] {
+    if (keep_group) out += group;
+    group.clear();
+    keep_group = true;
+  };
+  while (std::getline(in, line)) {
+    line += "\n";
+    if (auto head = ParseHead(line)) {
+      if (head->kind == "note" && !group.empty()) {
+        group += pending + line;  // a note belongs to the diagnostic before it
+      } else {
+        flush();
+        keep_group = head->kind != "warning" || head->file == "kernel.cpp" || head->file == "shape.h";
+        if (!keep_group) ++dropped;
+        group = pending + line;
+      }
+      pending.clear();
+    } else if (IsContext(line)) {
+      pending += line;
+    } else if (!line.empty() && (line[0] == ' ' || line[0] == '\t') && !group.empty()) {
+      group += line;  // the source excerpt and carets
+    } else {
+      flush();
+      out += pending + line;  // the linker's and the driver's own messages
+      pending.clear();
+    }
+  }
+  flush();
+  out += pending;
+  if (dropped > 0)
+    out += "[" + std::to_string(dropped) + " warning" + (dropped == 1 ? "" : "s") +
+           " located in system headers left out]\n";
+  return out;
+}
 
 Result<CompileOutcome> CompileKernel(const std::string& source, const std::string& header,
                                      const CompileOptions& options, const std::string& scratch_dir) {
@@ -110,7 +172,7 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
 
   CompileOutcome out;
   out.seconds = run->wall_seconds;
-  out.log = eval::TruncateLog(run->err + run->out, options.log_bytes);
+  out.log = eval::TruncateLog(KeepOwnDiagnostics(run->err + run->out), options.log_bytes);
   if (run->timed_out)
     out.log += "\n[the compiler was stopped after " + std::to_string(options.timeout_seconds) + " s]\n";
   out.ok = run->exited_cleanly() && fs::exists(dir / "kernel.so", ec);
@@ -137,6 +199,15 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   if (ec) fs::remove_all(dir, ec);
   out.library_path = (cached / "kernel.so").string();
   return out;
+}
+
+std::string NameSourceInLog(const std::string& log, const std::string& name) {
+  std::string out;
+  const std::string own = "kernel.cpp:";
+  size_t at = 0;
+  for (size_t hit; (hit = log.find(own, at)) != std::string::npos; at = hit + own.size())
+    out += log.substr(at, hit - at) + name + ":";
+  return out + log.substr(at);
 }
 
 }  // namespace accelopt::cpu

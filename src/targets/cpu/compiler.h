@@ -33,4 +33,14 @@ struct CompileOutcome {
 Result<CompileOutcome> CompileKernel(const std::string& source, const std::string& header,
                                      const CompileOptions& options, const std::string& scratch_dir);
 
+/// The compiler's diagnostics without the warnings located in system headers
+/// (an AVX-512 kernel draws ~32 KB of -Wmaybe-uninitialized from the intrinsics
+/// headers): every error, every diagnostic in kernel.cpp or shape.h, the
+/// linker's messages, and a line saying how many were left out.
+std::string KeepOwnDiagnostics(const std::string& log);
+
+/// `log` with the compiled file's own name (kernel.cpp) replaced by `name`, for
+/// sources that are not candidates (a task's reference).
+std::string NameSourceInLog(const std::string& log, const std::string& name);
+
 }  // namespace accelopt::cpu

@@ -1,6 +1,7 @@
 #include "targets/cpu/expected.h"
 
 #include <chrono>
+#include <cstdio>
 #include <future>
 #include <random>
 #include <regex>
@@ -36,6 +37,13 @@ Status RunReference(const suite::BoundTask& bound, const std::string& library, O
     eval::Verdict verdict;
     std::string message;
     DescribeFailure(*p.failed(), p, bound, during, verdict, message);
+    if (verdict == eval::Verdict::kTimeout) {
+      // The reference is the project's own, trusted code: too little time is the setting's fault.
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g", options.wall_seconds);
+      return Error{what + " did not finish within the time limit of " + limit + " s per process (" + message +
+                   "): the limit is too short for this shape; raise it (--timeout SECONDS)"};
+    }
     return Error{what + " failed: " + message + "\n" + RunLog(p.failed()->outcome)};
   };
   if (p.failed()) return fail("start");
@@ -115,13 +123,16 @@ Status Expected::RunReferences(const suite::BoundTask& bound, const CpuTargetOpt
     auto built = CompileKernel(Float32Source(*source), bound.ShapeHeader(/*float_constants=*/true),
                                options.reference_compile, dir);
     if (!built) return built.error();
-    if (!built->ok) return Error{"the reference does not compile with float in place of double"};
+    if (!built->ok)
+      return Error{task.reference_path() + " does not compile with float in place of double:\n" +
+                   NameSourceInLog(built->log, task.reference_path() + " (float32)")};
     return RunReference(bound, built->library_path, OutputType::kFloat, options, dir, calls, into32);
   });
   Status run = [&]() -> Status {
     auto built = CompileKernel(*source, bound.ShapeHeader(), options.reference_compile, dir);
     if (!built) return built.error();
-    if (!built->ok) return Error{task.reference_path() + " does not compile:\n" + built->log};
+    if (!built->ok)
+      return Error{task.reference_path() + " does not compile:\n" + NameSourceInLog(built->log, task.reference_path())};
     return RunReference(bound, built->library_path, OutputType::kDouble, options, dir, calls, into64);
   }();
   Status run32 = float32.get();

@@ -81,7 +81,7 @@ Result<std::optional<HardwareProfile>> LoadHardwareProfile(const std::string& di
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::optional<HardwareProfile>{};
   auto json = ReadJsonFile(path);
-  if (!json) return json.error();
+  if (!json) return Error{json.error().message + " (run `accelopt calibrate --force`)"};
   auto profile = HardwareProfileFromJson(*json);
   if (!profile) return Error{path + ": " + profile.error().message + " (run `accelopt calibrate --force`)"};
   return std::optional<HardwareProfile>{*profile};

@@ -1,0 +1,18 @@
+// Fuzzes what is read out of a model's answer: inline reasoning split off,
+// then the code block, the plan and the lesson, as every role does.
+
+#include "agents/parse.h"
+#include "fuzz/fuzz_support.h"
+#include "llm/chat_model.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace accelopt;
+  llm::ChatResponse response;
+  response.text = fuzz::Text(data, size);
+  llm::SplitInlineReasoning(response);
+  if (auto code = agents::ExtractCode(response.text)) (void)agents::CodeHash(*code);
+  if (auto plan = agents::ParsePlan(response.text)) (void)plan->Text();
+  (void)agents::ParseLesson(response.text);
+  (void)agents::NormalizeCode(response.text);
+  return 0;
+}

@@ -1,0 +1,61 @@
+// The compile log a planner and a fixer see: the kernel's own diagnostics.
+
+#include "targets/cpu/compiler.h"
+
+#include <gtest/gtest.h>
+
+namespace accelopt::cpu {
+namespace {
+
+// As g++ 12 writes it for an AVX-512 kernel (-O3 -march=native -Wall).
+const char* kLog =
+    "kernel.cpp: In function 'void kernel(const float*, float*)':\n"
+    "kernel.cpp:8:7: warning: unused variable 'unused' [-Wunused-variable]\n"
+    "    8 |   int unused;\n"
+    "      |       ^~~~~~\n"
+    "In file included from /usr/lib/gcc/x86_64-linux-gnu/12/include/immintrin.h:49,\n"
+    "                 from kernel.cpp:1:\n"
+    "In function '__m512 _mm512_mask_loadu_ps(__m512, __mmask16, const void*)',\n"
+    "    inlined from 'void kernel(const float*, float*)' at kernel.cpp:5:36:\n"
+    "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512fintrin.h:6340:10: warning: '__Y' is used uninitialized "
+    "[-Wuninitialized]\n"
+    " 6340 |   return (__m512) __builtin_ia32_loadups512_mask ((const float *) __P,\n"
+    "      |          ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+    "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512fintrin.h: In function 'void kernel(const float*, float*)':\n"
+    "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512fintrin.h:188:10: note: '__Y' was declared here\n"
+    "  188 |   __m512 __Y = __Y;\n"
+    "      |          ^~~\n"
+    "kernel.cpp:9:3: error: 'y' was not declared in this scope\n"
+    "    9 |   y = 1;\n"
+    "      |   ^\n"
+    "/usr/bin/ld: cannot find -lnosuch: No such file or directory\n"
+    "collect2: error: ld returned 1 exit status\n";
+
+TEST(KeepOwnDiagnostics, DropsSystemHeaderWarningsKeepsTheKernelsAndTheLinkers) {
+  std::string kept = KeepOwnDiagnostics(kLog);
+  EXPECT_NE(kept.find("kernel.cpp:8:7: warning: unused variable"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("    8 |   int unused;"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("kernel.cpp:9:3: error: 'y' was not declared"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("/usr/bin/ld: cannot find -lnosuch"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("collect2: error"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("avx512fintrin.h"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("In file included from"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("inlined from"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("[1 warning located in system headers left out]"), std::string::npos) << kept;
+}
+
+TEST(KeepOwnDiagnostics, ErrorsInHeadersAreKept) {
+  std::string log =
+      "In file included from kernel.cpp:1:\n"
+      "/usr/include/c++/12/vector:10:3: error: static assertion failed\n"
+      "   10 |   static_assert(false);\n";
+  EXPECT_EQ(KeepOwnDiagnostics(log), log);
+}
+
+TEST(NameSourceInLog, NamesTheRealFile) {
+  EXPECT_EQ(NameSourceInLog("kernel.cpp:2:3: error: x\nkernel.cpp: In function\n", "suite/silu/reference.cpp"),
+            "suite/silu/reference.cpp:2:3: error: x\nsuite/silu/reference.cpp: In function\n");
+}
+
+}  // namespace
+}  // namespace accelopt::cpu
