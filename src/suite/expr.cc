@@ -16,6 +16,9 @@ struct Expr::Node {
 
 namespace {
 
+constexpr size_t kMaxLength = 4096;  // characters in one expression
+constexpr int kMaxDepth = 100;       // levels of nesting
+
 using NodePtr = std::shared_ptr<const Expr::Node>;
 using Kind = Expr::Node::Kind;
 
@@ -111,7 +114,16 @@ class Parser {
     if (!right) return nullptr;
     return Make(Kind::kBinary, op, {left, right});
   }
+  // Every nesting (a parenthesis, a sign, an argument, an exponent) passes
+  // through here: the depth is bounded, so no input overflows the stack.
   NodePtr Unary() {
+    if (depth_ >= kMaxDepth) return SetError("nested more than " + std::to_string(kMaxDepth) + " levels deep");
+    ++depth_;
+    NodePtr node = UnaryInner();
+    --depth_;
+    return node;
+  }
+  NodePtr UnaryInner() {
     if (Accept('-')) {
       NodePtr operand = Unary();
       return operand ? Make(Kind::kUnary, "-", {operand}) : nullptr;
@@ -170,6 +182,7 @@ class Parser {
   const std::string& text_;
   size_t pos_ = 0;
   std::string error_;
+  int depth_ = 0;
 };
 
 Result<double> Eval(const Expr::Node& node, const Bindings& bindings, const std::string& text) {
@@ -221,6 +234,10 @@ void CollectNames(const Expr::Node& node, std::set<std::string>& names) {
 }  // namespace
 
 Result<Expr> Expr::Parse(const std::string& text) {
+  // A longer chain (1+1+...+1) would make a tree deep enough to overflow the stack when evaluated or freed.
+  if (text.size() > kMaxLength)
+    return Error{"expression is " + std::to_string(text.size()) + " characters long; at most " +
+                 std::to_string(kMaxLength)};
   Parser parser(text);
   auto root = parser.ParseAll();
   if (!root) return root.error();

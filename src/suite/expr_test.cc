@@ -68,5 +68,22 @@ TEST(Expr, EvaluationErrors) {
   EXPECT_NE(zero.error().message.find("division by zero"), std::string::npos);
 }
 
+// Found by fuzz_expression: 2,000 nested parentheses overflowed the stack.
+TEST(Expr, DeepOrLongInputIsAnErrorNotACrash) {
+  std::string deep = "M+ (" + std::string(5000, '(') + "1" + std::string(5000, ')') + ")";
+  auto nested = Expr::Parse(deep);
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().message.find("characters long"), std::string::npos) << nested.error().message;
+  auto parens = Expr::Parse(std::string(1000, '(') + "1" + std::string(1000, ')'));
+  ASSERT_FALSE(parens.ok());
+  EXPECT_NE(parens.error().message.find("nested more than 100 levels deep"), std::string::npos)
+      << parens.error().message;
+  auto signs = Expr::Parse(std::string(3000, '-') + "M");
+  ASSERT_FALSE(signs.ok());
+  EXPECT_NE(signs.error().message.find("nested more than"), std::string::npos) << signs.error().message;
+  auto fine = Expr::Parse(std::string(50, '(') + "M" + std::string(50, ')'));
+  EXPECT_TRUE(fine.ok());
+}
+
 }  // namespace
 }  // namespace accelopt::suite
