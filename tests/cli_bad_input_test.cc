@@ -13,6 +13,7 @@
 #include "targets/cpu/calibrate.h"
 #include "targets/cpu/hardware_store.h"
 #include "testing/run_command.h"
+#include "testing/scoped_env.h"
 #include "testing/temp_dir.h"
 
 namespace accelopt {
@@ -57,15 +58,9 @@ TEST(CliBadInput, InvalidUtf8FromAKernelStillGivesJson) {
 TEST(CliBadInput, ACacheFolderNamedInLatin1StillGivesJson) {
   testing::TempDir dir;
   const std::string cache = dir.path() + "/cach\xe9";
-  const char* saved = getenv("ACCELOPT_CACHE");
-  const std::string before = saved ? saved : "";
-  setenv("ACCELOPT_CACHE", cache.c_str(), 1);
+  testing::ScopedEnv env("ACCELOPT_CACHE", cache);
   CommandRun run = Accelopt("eval silu " + std::string(ACCELOPT_SOURCE_DIR) +
                             "/suite/silu/baseline.cpp --shape test --json" + kSuite);
-  if (saved)
-    setenv("ACCELOPT_CACHE", before.c_str(), 1);
-  else
-    unsetenv("ACCELOPT_CACHE");
   ASSERT_EQ(run.exit_code, 0) << run.out;
   Json profile;
   ASSERT_NO_THROW(profile = Json::parse(run.out.substr(run.out.find('{')))) << run.out;
@@ -86,10 +81,8 @@ TEST(CliBadInput, AFullDiskAtLinkTimeIsAnEngineErrorNotAVerdict) {
   const std::string kernel = dir.path() + "/kernel.cpp";
   std::ifstream in(silu);
   std::ofstream(kernel) << in.rdbuf() << "// not built before\n";
-  const std::string path = getenv("PATH");
-  setenv("PATH", (dir.path() + "/bin:" + path).c_str(), 1);
+  testing::ScopedEnv path("PATH", dir.path() + "/bin:" + getenv("PATH"));
   CommandRun run = Accelopt("eval silu " + kernel + " --shape test --json" + kSuite);
-  setenv("PATH", path.c_str(), 1);
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("the build environment is failing, not the kernel"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("No space left on device"), std::string::npos) << run.out;
@@ -105,9 +98,7 @@ TEST(CliBadInput, InterruptedEvaluationsLeaveNoScratchBehind) {
   std::ofstream(kernel) << "extern \"C\" void kernel(const float* x, float* out) {\n"
                            "  for (long spin = 0; spin < 50000000000L; ++spin) asm volatile(\"\");\n"
                            "  for (long i = 0; i < M * N; ++i) out[i] = x[i];\n}\n";
-  const char* saved = getenv("ACCELOPT_CACHE");
-  const std::string before = saved ? saved : "";
-  setenv("ACCELOPT_CACHE", cache.c_str(), 1);
+  testing::ScopedEnv env("ACCELOPT_CACHE", cache);
   testing::BackgroundAccelopt eval("eval silu " + kernel + " --shape test --timeout 30" + kSuite, dir.path() + "/log");
   // Wait until the evaluation has its scratch folder (then it builds, waits for the device or runs the
   // kernel: an interruption at any of these leaves nothing behind).
@@ -130,10 +121,6 @@ TEST(CliBadInput, InterruptedEvaluationsLeaveNoScratchBehind) {
   EXPECT_FALSE(std::filesystem::is_empty(cache + "/work"));
   CommandRun next =
       Accelopt("eval silu " + std::string(ACCELOPT_SOURCE_DIR) + "/suite/silu/baseline.cpp --shape test" + kSuite);
-  if (saved)
-    setenv("ACCELOPT_CACHE", before.c_str(), 1);
-  else
-    unsetenv("ACCELOPT_CACHE");
   EXPECT_EQ(next.exit_code, 0) << next.out;
   EXPECT_TRUE(std::filesystem::is_empty(cache + "/work"));
 }
@@ -186,14 +173,8 @@ TEST(CliBadInput, MemoryImportIsIdempotentAndUnknownMemoriesAreErrors) {
 TEST(CliBadInput, AnUnwritableHomeIsFoundBeforeCalibrating) {
   testing::TempDir dir;
   std::ofstream(dir.path() + "/file") << "not a folder";
-  const char* saved = getenv("ACCELOPT_HOME");
-  const std::string before = saved ? saved : "";
-  setenv("ACCELOPT_HOME", (dir.path() + "/file/home").c_str(), 1);
+  testing::ScopedEnv env("ACCELOPT_HOME", dir.path() + "/file/home");
   CommandRun run = Accelopt("calibrate --force");
-  if (saved)
-    setenv("ACCELOPT_HOME", before.c_str(), 1);
-  else
-    unsetenv("ACCELOPT_HOME");
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find(dir.path() + "/file/home/hardware"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("Not a directory"), std::string::npos) << run.out;
@@ -239,17 +220,11 @@ TEST(CliBadInput, ErrorsNameTheFileAtFault) {
   EXPECT_NE(run.out.find(task + "/reference.cpp:2:"), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find("kernel.cpp"), std::string::npos) << run.out;
 
-  const char* saved = getenv("ACCELOPT_HOME");
-  const std::string before = saved ? saved : "";
   const std::string home = dir.path() + "/home";
   std::filesystem::create_directories(home + "/hardware");
   std::ofstream(cpu::HardwareProfilePath(home + "/hardware", cpu::DetectMachine().fingerprint)) << "{\"bandwidth";
-  setenv("ACCELOPT_HOME", home.c_str(), 1);
+  testing::ScopedEnv env("ACCELOPT_HOME", home);
   CommandRun tasks = Accelopt("tasks" + kSuite);
-  if (saved)
-    setenv("ACCELOPT_HOME", before.c_str(), 1);
-  else
-    unsetenv("ACCELOPT_HOME");
   EXPECT_EQ(tasks.exit_code, 1) << tasks.out;
   EXPECT_NE(tasks.out.find("invalid JSON"), std::string::npos) << tasks.out;
   EXPECT_NE(tasks.out.find("accelopt calibrate --force"), std::string::npos) << tasks.out;
