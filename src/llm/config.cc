@@ -116,9 +116,17 @@ Result<LlmConfig> LoadLlmConfig(const std::string& path) {
     return Error{path + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg};
   }
   LlmConfig config;
+  if (!root || root.IsNull()) return config;  // an empty file
+  if (!root.IsMap())
+    return Error{path + ": expected a mapping at the top level (with an `llm:` section), got " +
+                 (root.IsScalar() ? "a single value" : "a list")};
   YAML::Node llm = root["llm"];
   if (!llm) return config;
   Reader r(path);
+  if (!llm.IsMap()) return r.Fail("llm", llm, "expected a mapping with `backends:` and `roles:`");
+  for (const char* section : {"backends", "roles"})
+    if (llm[section] && !llm[section].IsMap())
+      return r.Fail(std::string("llm.") + section, llm[section], "expected a mapping of names to settings");
   try {
     if (llm["backends"])
       for (const auto& item : llm["backends"]) {

@@ -57,6 +57,23 @@ TEST_F(ConfigFile, NoLlmSectionIsAnEmptyConfig) {
   EXPECT_FALSE(c->configured());
 }
 
+// Found by fuzz_stored_json: a file whose top level is not a mapping aborted
+// the engine (an uncaught YAML::BadSubscript).
+TEST_F(ConfigFile, ATopLevelThatIsNotAMappingIsAnError) {
+  for (const char* yaml : {"hello\n", "- a\n- b\n", "llm: 3\n", "llm: [a, b]\n", "llm:\n  backends: 3\n",
+                           "llm:\n  backends: [x]\n", "llm:\n  roles: {planner: 3}\n"}) {
+    Result<LlmConfig> c = Error{"not run"};
+    ASSERT_NO_THROW(c = Load(yaml)) << yaml;
+    EXPECT_FALSE(c.ok()) << yaml;
+    if (!c.ok()) {
+      EXPECT_NE(c.error().message.find("accelopt.yaml"), std::string::npos) << c.error().message;
+    }
+  }
+  auto empty = Load("");
+  ASSERT_TRUE(empty.ok()) << empty.error().message;
+  EXPECT_FALSE(empty->configured());
+}
+
 TEST_F(ConfigFile, ErrorsNameTheField) {
   auto kind = Load("llm:\n  backends:\n    x: {kind: grpc}\n");
   ASSERT_FALSE(kind.ok());
