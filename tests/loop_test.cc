@@ -172,6 +172,27 @@ TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
   EXPECT_EQ((*checkpoint)->first, 2);
 }
 
+// The planner sees what a kernel engineer looks at: the latency's minimum and
+// maximum beside its median (a gap between them shows a one-time cost), and the
+// conditions every timed call runs under.
+TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
+  auto db = Db();
+  auto client = Client();
+  auto target = Target();
+  auto run = db->CreateRun(Json::object());
+  ASSERT_TRUE(cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target).ok());
+  auto calls = db->ListLlmCalls(*run);
+  ASSERT_TRUE(calls.ok());
+  ASSERT_FALSE(calls->empty());
+  std::string prompt;
+  for (const auto& m : (*calls)[0]["prompt"]) prompt += m["content"].get<std::string>();
+  EXPECT_EQ((*calls)[0]["agent_role"], "planner");
+  EXPECT_NE(prompt.find("latency: median "), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find(", min "), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find(", max "), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("each timed call: every timed call gets fresh inputs"), std::string::npos) << prompt;
+}
+
 TEST_F(Loop, LaterRunStartsFromTheMemory) {
   auto db = Db();
   {

@@ -44,17 +44,41 @@ Result<Candidate> CandidateFromJson(const Json& j) {
   return c;
 }
 
+namespace {
+
+// A duration in the unit that reads best: "812 us", "1.59 ms".
+std::string Duration(double seconds) {
+  char text[32];
+  if (seconds < 1e-6)
+    std::snprintf(text, sizeof text, "%.3g ns", seconds * 1e9);
+  else if (seconds < 1e-3)
+    std::snprintf(text, sizeof text, "%.3g us", seconds * 1e6);
+  else if (seconds < 1)
+    std::snprintf(text, sizeof text, "%.3g ms", seconds * 1e3);
+  else
+    std::snprintf(text, sizeof text, "%.3g s", seconds);
+  return text;
+}
+
+}  // namespace
+
 std::string ProfileText(const eval::Profile& p) {
   char line[512];
   std::string out = std::string("status: ") + eval::VerdictName(p.status) + " (" + p.message + ")\n";
   if (p.latency) {
-    std::snprintf(line, sizeof line,
-                  "median latency: %.6g s (spread %.2f%%)\npercent of peak: %.2f%% (%s-bound; roofline time %.6g s)\n"
-                  "achieved: %.2f GB/s, %.2f GFLOP/s\n",
-                  p.latency->median_s, 100 * p.latency->spread, p.percent_of_peak, p.bound.c_str(), p.roofline_seconds,
-                  p.achieved_gbs, p.achieved_gflops);
+    // The minimum beside the median tells a one-time cost (a thread pool waking
+    // up, page faults) from the steady cost of the work.
+    const eval::LatencyStats& l = *p.latency;
+    std::snprintf(line, sizeof line, "latency: median %s, min %s, max %s, spread %.1f%% (%d timed calls)\n",
+                  Duration(l.median_s).c_str(), Duration(l.min_s).c_str(), Duration(l.max_s).c_str(), 100 * l.spread,
+                  l.calls);
+    out += line;
+    std::snprintf(
+        line, sizeof line, "percent of peak: %.2f%% (%s-bound; roofline time %s)\nachieved: %.2f GB/s, %.2f GFLOP/s\n",
+        p.percent_of_peak, p.bound.c_str(), Duration(p.roofline_seconds).c_str(), p.achieved_gbs, p.achieved_gflops);
     out += line;
   }
+  if (!p.conditions.empty()) out += "each timed call: " + p.conditions + "\n";
   if (p.counters.available) {
     std::snprintf(line, sizeof line, "per call: %.3g cycles, %.3g instructions, %.3g cache misses\n", p.counters.cycles,
                   p.counters.instructions, p.counters.cache_misses);
