@@ -180,7 +180,12 @@ TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
   auto client = Client();
   auto target = Target();
   auto run = db->CreateRun(Json::object());
-  ASSERT_TRUE(cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target).ok());
+  cli::TaskSettings settings = Settings();
+  settings.hardware.emplace();
+  settings.hardware->bandwidth_gbs = 12.5;
+  settings.hardware->peak_mm_gflops = 345;
+  settings.hardware->peak_vec_gflops = 170;
+  ASSERT_TRUE(cli::OptimizeTask(settings, *task_, *run, *db, *client, *target).ok());
   auto calls = db->ListLlmCalls(*run);
   ASSERT_TRUE(calls.ok());
   ASSERT_FALSE(calls->empty());
@@ -191,6 +196,14 @@ TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
   EXPECT_NE(prompt.find(", min "), std::string::npos) << prompt;
   EXPECT_NE(prompt.find(", max "), std::string::npos) << prompt;
   EXPECT_NE(prompt.find("each timed call: every timed call gets fresh inputs"), std::string::npos) << prompt;
+  // Machine facts: the caches (where the system says) and the measured rates.
+  const std::string caches = cpu::DescribeCaches();
+  if (!caches.empty()) {
+    EXPECT_NE(prompt.find("caches: " + caches), std::string::npos) << prompt;
+  }
+  EXPECT_NE(prompt.find("memory bandwidth 12.5 GB/s, FMA peak 345 GFLOP/s, non-FMA vector peak 170 GFLOP/s"),
+            std::string::npos)
+      << prompt;
 }
 
 TEST_F(Loop, LaterRunStartsFromTheMemory) {

@@ -184,7 +184,7 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db,
   std::vector<TaskResult> results;
   Json summary = Json::array();
   for (const suite::Task* task : p.selected) {
-    TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape, ProjectDataPath("prompts/cpu")};
+    TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape, ProjectDataPath("prompts/cpu"), hardware};
     auto r = OptimizeTask(settings, *task, run_id, db, *p.client, *target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});

@@ -216,7 +216,8 @@ Result<search::SearchState> StateFromJson(const Json& j) {
   return state;
 }
 
-agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape) {
+agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape,
+                           const std::optional<cpu::HardwareProfile>& hardware) {
   agents::TaskBrief brief;
   brief.task = task.name;
   brief.description = task.description;
@@ -238,6 +239,12 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape) {
   cpu::MachineIdentity machine = cpu::DetectMachine();
   brief.isa = std::to_string(machine.cores) + " cores, " + std::to_string(machine.simd_bits) + "-bit SIMD";
   for (const auto& f : machine.isa) brief.isa += " " + f;
+  if (std::string caches = cpu::DescribeCaches(); !caches.empty()) brief.isa += "; caches: " + caches;
+  if (hardware)
+    brief.isa += fmt::format(
+        "; measured on this machine: memory bandwidth {:.1f} GB/s, FMA peak {:.0f} GFLOP/s, non-FMA vector peak "
+        "{:.0f} GFLOP/s (all cores)",
+        hardware->bandwidth_gbs, hardware->peak_mm_gflops, hardware->peak_vec_gflops);
   brief.tolerance = task.tolerance;
   return brief;
 }
@@ -248,7 +255,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   StoreModelPort port(db, client, run_id, task.name);
   auto templates = agents::PromptTemplates::Load(f.prompts_dir);
   if (!templates) return templates.error();
-  agents::Agents agents(port, *templates, BriefFor(task, f.shape));
+  agents::Agents agents(port, *templates, BriefFor(task, f.shape, f.hardware));
   const std::string& memory_name = f.memory_name;
   RunRecorder recorder(db, client, run_id, task.name, memory_name, f.search.iterations);
 

@@ -4,12 +4,14 @@
 /// that records the search as it goes and shows progress.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "agents/agents.h"
 #include "llm/llm_client.h"
 #include "search/beam_search.h"
 #include "store/store.h"
+#include "targets/cpu/calibrate.h"
 #include "targets/target.h"
 
 namespace accelopt::cli {
@@ -80,7 +82,8 @@ Json StateToJson(const search::SearchState& state);
 Result<search::SearchState> StateFromJson(const Json& j);
 
 /// What every prompt says about the task: its signature, shape, reference, flags.
-agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape);
+agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape,
+                           const std::optional<cpu::HardwareProfile>& hardware = std::nullopt);
 
 /// How one task is optimized within a run.
 struct TaskSettings {
@@ -88,6 +91,8 @@ struct TaskSettings {
   std::string memory_name;  ///< lessons start from and go to this memory
   std::string shape = "bench";
   std::string prompts_dir;  ///< the target's prompt templates
+  /// The machine's measured rates, told to the agents; none when uncalibrated.
+  std::optional<cpu::HardwareProfile> hardware;
 };
 
 struct TaskResult {

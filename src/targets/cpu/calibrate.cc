@@ -536,6 +536,36 @@ MachineIdentity IdentityFrom(const CpuInfo& cpu) {
 
 MachineIdentity DetectMachine() { return IdentityFrom(ReadCpuInfo()); }
 
+std::string DescribeCaches() {
+  std::string out;
+  const std::string base = "/sys/devices/system/cpu/cpu0/cache/index";
+  for (int i = 0; i < 8; ++i) {
+    auto read = [&](const char* field) {
+      std::ifstream in(base + std::to_string(i) + "/" + field);
+      std::string value;
+      std::getline(in, value);
+      return value;
+    };
+    std::string level = read("level"), type = read("type"), size = read("size"), shared = read("shared_cpu_list");
+    if (level.empty()) break;
+    if (type == "Instruction" || size.empty()) continue;
+    // "2048K" -> "2 MiB"; sizes in /sys are in KiB with a K suffix.
+    long kib = std::atol(size.c_str());
+    std::string amount =
+        kib >= 1024 && kib % 1024 == 0 ? std::to_string(kib / 1024) + " MiB" : std::to_string(kib) + " KiB";
+    // How many CPUs share it: "0-1" or "0,2" lists.
+    int sharing = 0;
+    std::istringstream parts(shared);
+    for (std::string part; std::getline(parts, part, ',');) {
+      size_t dash = part.find('-');
+      sharing += dash == std::string::npos ? 1 : std::atoi(part.c_str() + dash + 1) - std::atoi(part.c_str()) + 1;
+    }
+    out += (out.empty() ? "" : ", ") + ("L" + level + (type == "Data" ? "d " : " ")) + amount +
+           (sharing <= 1 ? " per core" : " shared by " + std::to_string(sharing) + " CPUs");
+  }
+  return out;
+}
+
 namespace {
 
 // One round of every figure.

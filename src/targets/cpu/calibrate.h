@@ -25,6 +25,11 @@ struct MachineIdentity {
 /// Reads /proc/cpuinfo and the affinity mask. Never fails: unknown fields stay empty.
 MachineIdentity DetectMachine();
 
+/// The data and unified caches of the first CPU, in words for a kernel
+/// engineer: "L1d 48 KiB per core, L2 2 MiB per core, L3 480 MiB shared by 2
+/// cores" (from /sys; "" when the system does not say).
+std::string DescribeCaches();
+
 struct CalibrationOptions {
   double seconds_per_test = 0.2;    ///< wall time of each arithmetic test, per round (best of short runs)
   int repeats = 5;                  ///< passes per bandwidth pattern and sgemm calls, per round; the best is kept
