@@ -209,9 +209,13 @@ TEST_F(BadKernel, EverySeriesIsChecked) {
   EXPECT_NE(cheat->message.find("of series 2, with fresh inputs"), std::string::npos) << cheat->message;
 }
 
-// Work left to a thread after the return either misses the outputs, which the
-// monitor takes once the process stopped, or (when the stop comes late on a
-// busy machine) is done before the stop and so inside the timed call.
+// Work left to a thread after the return gains nothing. Either it misses the
+// outputs, which the monitor takes once the process stopped (wrong answer); or
+// its CPU time outside the calls gives it away (wrong answer); or, when the
+// stop comes late on a busy machine, it is done before the stop and so inside
+// the timed call; or the leftover thread is caught making a system call while
+// the harness has signals blocked (forbidden). Which one depends on the
+// machine's load; none of them is an untimed ok.
 TEST_F(BadKernel, WorkAfterTheReturnIsMissedOrTimed) {
   for (const char* file : {"finishes_in_background.cpp", "writes_after_return.cpp"}) {
     auto profile = Evaluate(file);
@@ -221,8 +225,12 @@ TEST_F(BadKernel, WorkAfterTheReturnIsMissedOrTimed) {
       EXPECT_GE(profile->latency->min_s, 0.002) << file << ": work after the return went untimed";
       continue;
     }
-    EXPECT_EQ(profile->status, Verdict::kWrongAnswer) << file << ": " << profile->message;
-    EXPECT_NE(profile->message.find("(seed "), std::string::npos) << file << ": " << profile->message;
+    EXPECT_TRUE(profile->status == Verdict::kWrongAnswer || profile->status == Verdict::kForbidden)
+        << file << ": " << eval::VerdictName(profile->status) << ": " << profile->message;
+    const bool explained = profile->message.find("(seed ") != std::string::npos ||
+                           profile->message.find("kept computing after returning") != std::string::npos ||
+                           profile->message.find("forbidden system call") != std::string::npos;
+    EXPECT_TRUE(explained) << file << ": " << profile->message;
   }
 }
 
