@@ -44,7 +44,8 @@ Json Profile::ToJson() const {
              {{"seconds", compile_seconds},
               {"cached", compile_cached},
               {"log", compile_log},
-              {"vectorization_report", vectorization_report}}},
+              {"vectorization_report", vectorization_report},
+              {"not_vectorized", not_vectorized}}},
             {"run_log", run_log},
             {"seeds", seeds},
             {"checked_calls", checked_calls},
@@ -129,6 +130,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
       p.compile_cached = c.value("cached", false);
       p.compile_log = c.value("log", "");
       p.vectorization_report = c.value("vectorization_report", "");
+      p.not_vectorized = c.value("not_vectorized", "");
     }
     p.seeds = j.value("seeds", 0);
     p.checked_calls = j.value("checked_calls", 0);

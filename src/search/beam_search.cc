@@ -88,6 +88,8 @@ std::string ProfileText(const eval::Profile& p) {
     std::string remarks = p.vectorization_report.substr(0, 2000);
     out += "compiler vectorization remarks:\n" + remarks;
   }
+  if (!p.not_vectorized.empty())
+    out += "loops of the kernel the compiler did not vectorize, and why:\n" + p.not_vectorized.substr(0, 2000);
   return out;
 }
 

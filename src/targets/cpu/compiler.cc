@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "core/hash.h"
@@ -21,16 +22,16 @@ std::string CacheKey(const std::string& source, const std::string& header, const
   std::string key = o.compiler + "\n";
   for (const auto& f : o.flags) key += f + " ";
   for (const auto& l : o.libraries) key += "-l" + l + " ";
-  key += o.vectorization_report ? "vec\n" : "\n";
+  key += o.vectorization_report ? "vec-all\n" : "\n";
   return Hex64(Fnv1a64(source, Fnv1a64(header, Fnv1a64(key))));
 }
 
-// Keeps the remarks about the kernel's own source, not about system headers.
-std::string FilterRemarks(const std::string& text, size_t cap) {
+// The remarks about the kernel's own source that say a loop was vectorized.
+std::string OptimizedRemarks(const std::string& text, size_t cap) {
   std::istringstream in(text);
   std::string line, out;
   while (std::getline(in, line) && out.size() < cap)
-    if (line.rfind("kernel.cpp:", 0) == 0) out += line + "\n";
+    if (line.rfind("kernel.cpp:", 0) == 0 && line.find(": optimized: ") != std::string::npos) out += line + "\n";
   return out;
 }
 
@@ -41,6 +42,7 @@ CompileOutcome LoadCached(const fs::path& dir) {
   out.library_path = (dir / "kernel.so").string();
   if (auto log = ReadFile((dir / "compile.log").string())) out.log = *log;
   if (auto vec = ReadFile((dir / "vectorization.txt").string())) out.vectorization_report = *vec;
+  if (auto missed = ReadFile((dir / "not-vectorized.txt").string())) out.not_vectorized = *missed;
   return out;
 }
 
@@ -53,7 +55,8 @@ Result<eval::SandboxOutcome> RunCompiler(const fs::path& dir, const CompileOptio
   for (const char* f :
        {"-fPIC", "-shared", "-Wall", "-Wl,-z,defs", "-include", "shape.h", "kernel.cpp", "-o", "kernel.so"})
     request.argv.push_back(f);
-  if (report) request.argv.push_back("-fopt-info-vec-optimized=vectorization.txt");
+  // Both kinds in one file: gcc takes one -fopt-info file per pass.
+  if (report) request.argv.push_back("-fopt-info-vec-all=vectorization.txt");
   for (const auto& l : options.libraries) request.argv.push_back("-l" + l);
   // The compiler is trusted but the source is not (#include "/dev/zero"): limit it too.
   request.limits.wall_seconds = options.timeout_seconds;
@@ -176,8 +179,10 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   if (run->timed_out)
     out.log += "\n[the compiler was stopped after " + std::to_string(options.timeout_seconds) + " s]\n";
   out.ok = run->exited_cleanly() && fs::exists(dir / "kernel.so", ec);
-  if (auto vec = ReadFile((dir / "vectorization.txt").string()))
-    out.vectorization_report = FilterRemarks(*vec, options.log_bytes);
+  if (auto vec = ReadFile((dir / "vectorization.txt").string())) {
+    out.vectorization_report = OptimizedRemarks(*vec, options.log_bytes);
+    out.not_vectorized = NotVectorizedRemarks(*vec);
+  }
   if (!out.ok && !run->timed_out) {
     // A full disk, a quota or a broken toolchain fails every build: that is
     // the engine's failure, never the kernel's verdict.
@@ -187,6 +192,7 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   if (!out.ok) return out;
   WriteFile((dir / "compile.log").string(), out.log);
   WriteFile((dir / "vectorization.txt").string(), out.vectorization_report);
+  WriteFile((dir / "not-vectorized.txt").string(), out.not_vectorized);
   if (cached.empty()) {
     out.library_path = (dir / "kernel.so").string();
     return out;
@@ -208,6 +214,26 @@ std::string NameSourceInLog(const std::string& log, const std::string& name) {
   for (size_t hit; (hit = log.find(own, at)) != std::string::npos; at = hit + own.size())
     out += log.substr(at, hit - at) + name + ":";
   return out + log.substr(at);
+}
+
+std::string NotVectorizedRemarks(const std::string& remarks, size_t max_lines) {
+  static const std::regex missed(R"(^kernel\.cpp:([0-9]+):[0-9]+: missed: +not vectorized: (.*)$)");
+  std::istringstream in(remarks);
+  std::set<std::string> seen;
+  std::string line, out;
+  size_t kept = 0, more = 0;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (!std::regex_match(line, m, missed)) continue;
+    std::string remark = "kernel.cpp:" + m[1].str() + ": " + m[2].str();
+    if (!seen.insert(remark).second) continue;
+    if (kept < max_lines)
+      out += remark + "\n", ++kept;
+    else
+      ++more;
+  }
+  if (more > 0) out += "[" + std::to_string(more) + " more]\n";
+  return out;
 }
 
 }  // namespace accelopt::cpu

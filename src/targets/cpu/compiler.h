@@ -20,10 +20,11 @@ struct CompileOptions {
 
 struct CompileOutcome {
   bool ok = false;
-  std::string library_path;  ///< the .so when ok
-  std::string log;           ///< compiler diagnostics (truncated)
-  std::string vectorization_report;
-  double seconds = 0;  ///< compiler wall time (0 when cached)
+  std::string library_path;          ///< the .so when ok
+  std::string log;                   ///< compiler diagnostics (truncated)
+  std::string vectorization_report;  ///< the kernel's loops the compiler vectorized
+  std::string not_vectorized;        ///< the kernel's loops it did not, and why (NotVectorizedRemarks)
+  double seconds = 0;                ///< compiler wall time (0 when cached)
   bool cached = false;
 };
 
@@ -32,6 +33,11 @@ struct CompileOutcome {
 /// not be started or the build folder not written. Blocks; thread-safe.
 Result<CompileOutcome> CompileKernel(const std::string& source, const std::string& header,
                                      const CompileOptions& options, const std::string& scratch_dir);
+
+/// From gcc's -fopt-info-vec-all remarks: each of the kernel's own loops that
+/// was not vectorized and why ("kernel.cpp:28: vectorization is not
+/// profitable"), once per line and reason, at most `max_lines` of them.
+std::string NotVectorizedRemarks(const std::string& remarks, size_t max_lines = 30);
 
 /// The compiler's diagnostics without the warnings located in system headers
 /// (an AVX-512 kernel draws ~32 KB of -Wmaybe-uninitialized from the intrinsics

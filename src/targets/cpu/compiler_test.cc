@@ -52,6 +52,23 @@ TEST(KeepOwnDiagnostics, ErrorsInHeadersAreKept) {
   EXPECT_EQ(KeepOwnDiagnostics(log), log);
 }
 
+// As gcc 12 writes -fopt-info-vec-all: the kernel's missed loops, each once
+// with its reason; the noise (another file, "couldn't vectorize loop",
+// clobbered statements, what was vectorized) left out.
+TEST(NotVectorizedRemarks, TheKernelsOwnLoopsOnceEachWithTheReason) {
+  const std::string remarks =
+      "kernel.cpp:28:19: missed: couldn't vectorize loop\n"
+      "kernel.cpp:28:19: missed: not vectorized: vectorization is not profitable.\n"
+      "kernel.cpp:28:19: missed: not vectorized: vectorization is not profitable.\n"
+      "kernel.cpp:26:9: missed: statement clobbers memory: __builtin_GOMP_parallel (kernel._omp_fn.0, 0, 0);\n"
+      "kernel.cpp:10:21: missed: not vectorized: control flow in loop.\n"
+      "kernel.cpp:44:5: optimized: loop vectorized using 64 byte vectors\n"
+      "/usr/include/c++/12/cmath:47:3: missed: not vectorized: control flow in loop.\n";
+  EXPECT_EQ(NotVectorizedRemarks(remarks),
+            "kernel.cpp:28: vectorization is not profitable.\nkernel.cpp:10: control flow in loop.\n");
+  EXPECT_EQ(NotVectorizedRemarks(remarks, 1), "kernel.cpp:28: vectorization is not profitable.\n[1 more]\n");
+}
+
 TEST(NameSourceInLog, NamesTheRealFile) {
   EXPECT_EQ(NameSourceInLog("kernel.cpp:2:3: error: x\nkernel.cpp: In function\n", "suite/silu/reference.cpp"),
             "suite/silu/reference.cpp:2:3: error: x\nsuite/silu/reference.cpp: In function\n");

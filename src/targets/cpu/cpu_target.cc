@@ -64,6 +64,7 @@ void RecordCompile(const CompileOutcome& built, Profile& profile) {
   profile.compile_cached = built.cached;
   profile.compile_log = built.log;
   profile.vectorization_report = built.vectorization_report;
+  profile.not_vectorized = built.not_vectorized;
 }
 
 class CpuTarget : public targets::Target {
