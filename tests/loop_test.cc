@@ -196,6 +196,9 @@ TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
   EXPECT_NE(prompt.find(", min "), std::string::npos) << prompt;
   EXPECT_NE(prompt.find(", max "), std::string::npos) << prompt;
   EXPECT_NE(prompt.find("each timed call: every timed call gets fresh inputs"), std::string::npos) << prompt;
+  // Every roofline component, not only the one that bounds.
+  EXPECT_NE(prompt.find("roofline components: memory "), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find(", matmul (FMA) 0, other vector "), std::string::npos) << prompt;
   // Machine facts: the caches (where the system says) and the measured rates.
   const std::string caches = cpu::DescribeCaches();
   if (!caches.empty()) {

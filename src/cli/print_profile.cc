@@ -34,6 +34,9 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
   if (p.status == eval::Verdict::kOk && p.roofline_seconds > 0)
     fmt::print("score        {:.2f}% of peak ({}-bound, T = {}), {:.2f} GB/s, {:.2f} GFLOP/s\n", p.percent_of_peak,
                p.bound, FormatSeconds(p.roofline_seconds), p.achieved_gbs, p.achieved_gflops);
+  if (p.status == eval::Verdict::kOk && p.roofline_seconds > 0)
+    fmt::print("roofline     memory {}, matmul (FMA) {}, other vector {}\n", FormatSeconds(p.roofline_memory_seconds),
+               FormatSeconds(p.roofline_mm_seconds), FormatSeconds(p.roofline_vec_seconds));
   if (p.scored_against)
     fmt::print("scored at    {:.1f} GB/s, {:.1f} GFLOP/s FMA, {:.1f} GFLOP/s vector (machine {}, calibrated {})\n",
                p.scored_against->bandwidth_gbs, p.scored_against->peak_mm_gflops, p.scored_against->peak_vec_gflops,

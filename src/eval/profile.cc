@@ -90,6 +90,9 @@ Json Profile::ToJson() const {
   if (status == Verdict::kOk || status == Verdict::kSuspect)
     j["score"] = {{"bound", bound},
                   {"roofline_seconds", roofline_seconds},
+                  {"roofline_memory_seconds", roofline_memory_seconds},
+                  {"roofline_mm_seconds", roofline_mm_seconds},
+                  {"roofline_vec_seconds", roofline_vec_seconds},
                   {"percent_of_peak", percent_of_peak},
                   {"achieved_gbs", achieved_gbs},
                   {"achieved_gflops", achieved_gflops}};
@@ -180,6 +183,9 @@ Result<Profile> ProfileFromJson(const Json& j) {
       const Json& s = j["score"];
       p.bound = s.value("bound", "");
       p.roofline_seconds = NumberOr(s, "roofline_seconds", 0);
+      p.roofline_memory_seconds = NumberOr(s, "roofline_memory_seconds", 0);
+      p.roofline_mm_seconds = NumberOr(s, "roofline_mm_seconds", 0);
+      p.roofline_vec_seconds = NumberOr(s, "roofline_vec_seconds", 0);
       p.percent_of_peak = NumberOr(s, "percent_of_peak", 0);
       p.achieved_gbs = NumberOr(s, "achieved_gbs", 0);
       p.achieved_gflops = NumberOr(s, "achieved_gflops", 0);

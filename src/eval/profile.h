@@ -61,9 +61,11 @@ struct Profile {
   // Roofline scoring; filled when the status is ok.
   std::string bound;            ///< "memory", "mm" or "vec"
   double roofline_seconds = 0;  ///< T
-  double percent_of_peak = 0;   ///< 100 x T / median latency
-  double achieved_gbs = 0;      ///< min_bytes / median latency
-  double achieved_gflops = 0;   ///< (flops_mm + flops_vec) / median latency
+  /// T's components: bytes / bandwidth, matmul flops / FMA peak, other flops / vector peak.
+  double roofline_memory_seconds = 0, roofline_mm_seconds = 0, roofline_vec_seconds = 0;
+  double percent_of_peak = 0;  ///< 100 x T / median latency
+  double achieved_gbs = 0;     ///< min_bytes / median latency
+  double achieved_gflops = 0;  ///< (flops_mm + flops_vec) / median latency
   // Accounting for the engine benchmark.
   double wall_seconds = 0;                      ///< whole evaluation
   double kernel_seconds = 0;                    ///< time inside kernel calls (correctness, warm-up, timed)

@@ -49,6 +49,7 @@ namespace {
 // A duration in the unit that reads best: "812 us", "1.59 ms".
 std::string Duration(double seconds) {
   char text[32];
+  if (seconds <= 0) return "0";
   if (seconds < 1e-6)
     std::snprintf(text, sizeof text, "%.3g ns", seconds * 1e9);
   else if (seconds < 1e-3)
@@ -73,9 +74,13 @@ std::string ProfileText(const eval::Profile& p) {
                   Duration(l.median_s).c_str(), Duration(l.min_s).c_str(), Duration(l.max_s).c_str(), 100 * l.spread,
                   l.calls);
     out += line;
-    std::snprintf(
-        line, sizeof line, "percent of peak: %.2f%% (%s-bound; roofline time %s)\nachieved: %.2f GB/s, %.2f GFLOP/s\n",
-        p.percent_of_peak, p.bound.c_str(), Duration(p.roofline_seconds).c_str(), p.achieved_gbs, p.achieved_gflops);
+    std::snprintf(line, sizeof line,
+                  "percent of peak: %.2f%% (%s-bound; roofline time %s)\n"
+                  "roofline components: memory %s, matmul (FMA) %s, other vector %s\n"
+                  "achieved: %.2f GB/s, %.2f GFLOP/s\n",
+                  p.percent_of_peak, p.bound.c_str(), Duration(p.roofline_seconds).c_str(),
+                  Duration(p.roofline_memory_seconds).c_str(), Duration(p.roofline_mm_seconds).c_str(),
+                  Duration(p.roofline_vec_seconds).c_str(), p.achieved_gbs, p.achieved_gflops);
     out += line;
   }
   if (!p.conditions.empty()) out += "each timed call: " + p.conditions + "\n";

@@ -22,11 +22,13 @@ Result<RooflineCounts> CountRoofline(const BoundTask& bound) {
 
 RooflineTime ComputeRooflineTime(const RooflineCounts& counts, const PeakRates& rates) {
   ACCELOPT_CHECK(rates.bandwidth_gbs > 0 && rates.peak_mm_gflops > 0 && rates.peak_vec_gflops > 0);
-  RooflineTime t{counts.min_bytes / (rates.bandwidth_gbs * 1e9), "memory"};
-  double mm = counts.flops_mm / (rates.peak_mm_gflops * 1e9);
-  double vec = counts.flops_vec / (rates.peak_vec_gflops * 1e9);
-  if (mm > t.seconds) t = {mm, "mm"};
-  if (vec > t.seconds) t = {vec, "vec"};
+  RooflineTime t;
+  t.memory_seconds = counts.min_bytes / (rates.bandwidth_gbs * 1e9);
+  t.mm_seconds = counts.flops_mm / (rates.peak_mm_gflops * 1e9);
+  t.vec_seconds = counts.flops_vec / (rates.peak_vec_gflops * 1e9);
+  t.seconds = t.memory_seconds, t.bound = "memory";
+  if (t.mm_seconds > t.seconds) t.seconds = t.mm_seconds, t.bound = "mm";
+  if (t.vec_seconds > t.seconds) t.seconds = t.vec_seconds, t.bound = "vec";
   return t;
 }
 

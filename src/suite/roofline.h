@@ -26,6 +26,8 @@ struct RooflineCounts {
 struct RooflineTime {
   double seconds = 0;
   std::string bound;  ///< "memory", "mm" or "vec"
+  /// Each component's time: how near the others come to bounding the kernel.
+  double memory_seconds = 0, mm_seconds = 0, vec_seconds = 0;
 };
 
 /// Evaluates the task's roofline expressions at the bound shape.

@@ -77,6 +77,9 @@ TEST_F(TaskFile, LoadsAValidTask) {
   auto t = ComputeRooflineTime(*counts, {10, 1, 1});  // 1 GFLOP/s: compute-bound
   EXPECT_EQ(t.bound, "mm");
   EXPECT_DOUBLE_EQ(t.seconds, counts->flops_mm / 1e9);
+  EXPECT_DOUBLE_EQ(t.mm_seconds, t.seconds);
+  EXPECT_DOUBLE_EQ(t.memory_seconds, counts->min_bytes / 10e9);
+  EXPECT_DOUBLE_EQ(t.vec_seconds, 0);
 }
 
 TEST_F(TaskFile, ErrorsNameFileFieldAndExpectation) {

@@ -436,6 +436,9 @@ void CpuTarget::Score(const suite::BoundTask& bound, Profile& profile) const {
   double median = profile.latency->median_s;
   profile.bound = t.bound;
   profile.roofline_seconds = t.seconds;
+  profile.roofline_memory_seconds = t.memory_seconds;
+  profile.roofline_mm_seconds = t.mm_seconds;
+  profile.roofline_vec_seconds = t.vec_seconds;
   profile.percent_of_peak = 100.0 * t.seconds / median;
   profile.achieved_gbs = counts->min_bytes / median / 1e9;
   profile.achieved_gflops = (counts->flops_mm + counts->flops_vec) / median / 1e9;
@@ -579,7 +582,6 @@ Status CheckMemoryFor(const suite::BoundTask& bound) {
   }
   return Ok{};
 }
-
 
 std::unique_ptr<targets::Target> MakeCpuTarget(const CpuTargetOptions& options) {
   return std::make_unique<CpuTarget>(options);
