@@ -207,6 +207,14 @@ TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
   EXPECT_NE(prompt.find("memory bandwidth 12.5 GB/s, FMA peak 345 GFLOP/s, non-FMA vector peak 170 GFLOP/s"),
             std::string::npos)
       << prompt;
+  // The other shapes the kernel is checked on, with their constants: none
+  // smaller than `test`; `test` for `bench`.
+  EXPECT_NE(prompt.find("checked on, untimed (it must be correct for each, remainders included): none."),
+            std::string::npos)
+      << prompt;
+  EXPECT_EQ(cli::BriefFor(*task_, "bench").checked_shapes, "test (M=7 N=33)");
+  // What did vectorize is noise; what did not is said where there is any.
+  EXPECT_EQ(prompt.find("vectorization remarks"), std::string::npos) << prompt;
 }
 
 TEST_F(Loop, LaterRunStartsFromTheMemory) {

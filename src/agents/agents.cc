@@ -21,7 +21,7 @@ std::string CutAtCharacter(const std::string& text, size_t bytes) {
 
 Result<PromptTemplates> PromptTemplates::Load(const std::string& dir) {
   PromptTemplates t;
-  for (const char* name : {"planner", "executor", "fixer", "summarizer", "rules"}) {
+  for (const char* name : {"planner", "planner_several", "executor", "fixer", "summarizer", "rules"}) {
     auto text = ReadFile(dir + "/" + name + ".md");
     if (!text) return Error{"prompt templates: " + text.error().message};
     t.text[name] = *text;
@@ -52,26 +52,40 @@ Agents::Agents(ModelPort& model, PromptTemplates templates, TaskBrief brief)
 std::map<std::string, std::string> Agents::Common() const {
   char tolerance[32];
   std::snprintf(tolerance, sizeof tolerance, "%.0e", brief_.tolerance);
-  std::map<std::string, std::string> v = {{"task", brief_.task},
-                                          {"description", brief_.description},
-                                          {"signature", brief_.signature},
-                                          {"shape", brief_.shape},
-                                          {"reference", brief_.reference},
-                                          {"flags", brief_.flags},
-                                          {"isa", brief_.isa},
-                                          {"tolerance", tolerance}};
+  std::map<std::string, std::string> v = {
+      {"task", brief_.task},
+      {"description", brief_.description},
+      {"signature", brief_.signature},
+      {"shape", brief_.shape},
+      {"reference", brief_.reference},
+      {"flags", brief_.flags},
+      {"isa", brief_.isa},
+      {"checked_shapes", brief_.checked_shapes.empty() ? "none" : brief_.checked_shapes},
+      {"tolerance", tolerance}};
+  std::string strategies;
+  for (const auto& name : Strategies()) strategies += (strategies.empty() ? "" : ", ") + name;
+  v["strategies"] = strategies;
   v["rules"] = Render(templates_.text.at("rules"), v);
   return v;
 }
 
-Result<Plan> Agents::Propose(const KernelView& kernel, const std::string& lessons, int proposal, int proposals,
-                             const std::string& key) {
+std::map<std::string, std::string> Agents::ForPlanner(const KernelView& kernel, const std::string& lessons) const {
   auto v = Common();
-  v["proposal"] = std::to_string(proposal);
-  v["proposals"] = std::to_string(proposals);
   v["kernel"] = kernel.code;
   v["profile"] = kernel.profile_text;
+  v["lineage"] = kernel.lineage.empty() ? "(none: this is the baseline)" : kernel.lineage;
   v["lessons"] = lessons.empty() ? "(none yet)" : lessons;
+  return v;
+}
+
+Result<Plan> Agents::Propose(const KernelView& kernel, const std::string& lessons, int proposal, int proposals,
+                             const std::vector<std::string>& already, const std::string& key) {
+  auto v = ForPlanner(kernel, lessons);
+  v["proposal"] = std::to_string(proposal);
+  v["proposals"] = std::to_string(proposals);
+  std::string titles;
+  for (const auto& title : already) titles += "- " + title + "\n";
+  v["already_proposed"] = titles.empty() ? "(none yet: this is the first)\n" : titles;
   auto answer = model_.Ask("planner", Render(templates_.text.at("planner"), v), key);
   if (!answer) return answer.error();
   auto plan = ParsePlan(*answer);
@@ -79,9 +93,22 @@ Result<Plan> Agents::Propose(const KernelView& kernel, const std::string& lesson
   return *plan;
 }
 
+Result<std::vector<Plan>> Agents::ProposeSeveral(const KernelView& kernel, const std::string& lessons, int count,
+                                                 const std::string& key) {
+  auto v = ForPlanner(kernel, lessons);
+  v["proposals"] = std::to_string(count);
+  auto answer = model_.Ask("planner", Render(templates_.text.at("planner_several"), v), key);
+  if (!answer) return answer.error();
+  std::vector<Plan> plans = ParsePlans(*answer);
+  if (plans.empty()) return Error{"the planner's answer holds no plan"};
+  if (plans.size() > static_cast<size_t>(count)) plans.resize(count);
+  return plans;
+}
+
 Result<std::string> Agents::Execute(const KernelView& kernel, const Plan& plan, const std::string& key) {
   auto v = Common();
   v["kernel"] = kernel.code;
+  v["lineage"] = kernel.lineage.empty() ? "(none: this is the baseline)" : kernel.lineage;
   v["plan"] = plan.Text();
   auto answer = model_.Ask("executor", Render(templates_.text.at("executor"), v), key);
   if (!answer) return answer.error();
@@ -103,15 +130,14 @@ Result<std::string> Agents::Fix(const std::string& code, const std::string& stat
   return *fixed;
 }
 
-Result<std::optional<LessonText>> Agents::Summarize(const std::string& slow, const std::string& fast, const Plan& plan,
-                                                    double speedup, const std::string& key) {
+Result<std::optional<LessonText>> Agents::Summarize(const PairView& pair, const Plan& plan, const std::string& key) {
   auto v = Common();
-  v["slow_kernel"] = slow;
-  v["fast_kernel"] = fast;
+  v["slow_kernel"] = pair.slow.code;
+  v["slow_profile"] = pair.slow.profile_text;
+  v["fast_kernel"] = pair.fast.code;
+  v["fast_profile"] = pair.fast.profile_text;
   v["plan"] = plan.Text();
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f", speedup);
-  v["speedup"] = text;
+  v["speedup"] = pair.speedup;
   auto answer = model_.Ask("summarizer", Render(templates_.text.at("summarizer"), v), key);
   if (!answer) return answer.error();
   return ParseLesson(*answer);

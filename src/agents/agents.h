@@ -21,11 +21,11 @@ class ModelPort {
   virtual Result<std::string> Ask(const std::string& role, const std::string& prompt, const std::string& key) = 0;
 };
 
-/// Prompt templates of one target: planner.md, executor.md, fixer.md,
-/// summarizer.md and rules.md, with {{name}} placeholders.
+/// Prompt templates of one target: planner.md, planner_several.md,
+/// executor.md, fixer.md, summarizer.md and rules.md, with {{name}} placeholders.
 struct PromptTemplates {
   std::map<std::string, std::string> text;  ///< by file stem
-  /// Loads `<dir>/{planner,executor,fixer,summarizer,rules}.md`. Errors name the missing file.
+  /// Loads each of them from `dir`. Errors name the missing file.
   static Result<PromptTemplates> Load(const std::string& dir);
 };
 
@@ -35,6 +35,7 @@ std::string Render(const std::string& text, const std::map<std::string, std::str
 /// What every prompt for one task says about it.
 struct TaskBrief {
   std::string task, description, signature, shape, reference, flags, isa;
+  std::string checked_shapes;  ///< the other shapes the kernel is checked on, "" when none
   double tolerance = 2e-5;
 };
 
@@ -42,27 +43,39 @@ struct TaskBrief {
 struct KernelView {
   std::string code;
   std::string profile_text;  ///< latency, percent of peak, bound, throughput, counters, vectorization remarks
+  std::string lineage;       ///< the plans that led to it from the baseline, oldest first; "" for the baseline
+};
+
+/// Two kernels of a pair as the summarizer sees them, with the measured speedup.
+struct PairView {
+  KernelView slow, fast;
+  std::string speedup;  ///< e.g. "1.52 (95% interval 1.48 to 1.57, timed side by side)"
 };
 
 class Agents {
  public:
   Agents(ModelPort& model, PromptTemplates templates, TaskBrief brief);
 
-  /// Plan number `proposal` (1-based) of `proposals` for `kernel`. An answer
-  /// without a plan is an Error (recorded by the port).
+  /// Plan number `proposal` (1-based) of `proposals` for `kernel`, told the
+  /// titles of the plans `already` proposed for it, to propose another. An
+  /// answer without a plan is an Error (recorded by the port).
   Result<Plan> Propose(const KernelView& kernel, const std::string& lessons, int proposal, int proposals,
-                       const std::string& key);
+                       const std::vector<std::string>& already, const std::string& key);
+  /// `count` distinct plans for `kernel` from one call (at most `count` of
+  /// those the answer holds). An answer without a plan is an Error.
+  Result<std::vector<Plan>> ProposeSeveral(const KernelView& kernel, const std::string& lessons, int count,
+                                           const std::string& key);
   /// The new kernel's code. An answer without a code block is an Error.
   Result<std::string> Execute(const KernelView& kernel, const Plan& plan, const std::string& key);
   /// A repaired kernel from a failing one and its log.
   Result<std::string> Fix(const std::string& code, const std::string& status, const std::string& log,
                           const std::string& key);
   /// A lesson from a slow/fast pair; nullopt for "no optimization found".
-  Result<std::optional<LessonText>> Summarize(const std::string& slow, const std::string& fast, const Plan& plan,
-                                              double speedup, const std::string& key);
+  Result<std::optional<LessonText>> Summarize(const PairView& pair, const Plan& plan, const std::string& key);
 
  private:
   std::map<std::string, std::string> Common() const;
+  std::map<std::string, std::string> ForPlanner(const KernelView& kernel, const std::string& lessons) const;
   ModelPort& model_;
   PromptTemplates templates_;
   TaskBrief brief_;

@@ -94,14 +94,72 @@ std::optional<Plan> ParsePlan(const std::string& answer) {
   return plan;
 }
 
+namespace {
+
+// Whether a line opens a plan: `PLAN:` after list marks ("1.", "-"), heading
+// marks and emphasis.
+bool OpensPlan(const std::string& line) {
+  size_t i = 0;
+  while (i < line.size() && std::string(" \t*#->_`").find(line[i]) != std::string::npos) ++i;
+  size_t digits = i;
+  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+  if (i > digits && i < line.size() && (line[i] == '.' || line[i] == ')')) ++i;
+  while (i < line.size() && std::string(" \t*_").find(line[i]) != std::string::npos) ++i;
+  return line.compare(i, 5, "PLAN:") == 0;
+}
+
+}  // namespace
+
+std::vector<Plan> ParsePlans(const std::string& answer) {
+  std::vector<std::string> sections;
+  std::istringstream in(answer);
+  std::string line;
+  bool any = false;
+  while (std::getline(in, line)) {
+    if (OpensPlan(line)) {
+      sections.emplace_back();
+      any = true;
+      line = line.substr(line.find("PLAN:"));
+    }
+    if (any) sections.back() += line + "\n";
+  }
+  if (!any) sections.push_back(answer);
+  std::vector<Plan> plans;
+  for (const auto& section : sections)
+    if (auto plan = ParsePlan(section)) plans.push_back(*plan);
+  return plans;
+}
+
+const std::vector<std::string>& Strategies() {
+  static const std::vector<std::string> names = {"tiling",           "vectorization", "threading",   "fusion",
+                                                 "streaming stores", "loop order",    "unrolling",   "data layout",
+                                                 "reduction",        "algorithm",     "prefetching", "other"};
+  return names;
+}
+
 std::optional<LessonText> ParseLesson(const std::string& answer) {
   std::string text = Trim(answer);
   if (Lower(text).find("no optimization found") != std::string::npos && text.size() < 80) return std::nullopt;
+  // The last line starting with STRATEGY: names the kinds; it is not part of the text.
+  std::vector<std::string> strategies;
+  size_t tag = std::string::npos;
+  for (size_t at = text.find("STRATEGY:"); at != std::string::npos; at = text.find("STRATEGY:", at + 1))
+    if (at == 0 || text[at - 1] == '\n' || text[at - 1] == '*' || text[at - 1] == ' ') tag = at;
+  if (tag != std::string::npos) {
+    size_t eol = text.find('\n', tag);
+    std::string names = Lower(text.substr(tag + 9, eol == std::string::npos ? std::string::npos : eol - tag - 9));
+    for (const auto& name : Strategies())
+      if (names.find(name) != std::string::npos) strategies.push_back(name);
+    size_t line_start = text.rfind('\n', tag);
+    text = Trim(text.substr(0, line_start == std::string::npos ? 0 : line_start) +
+                (eol == std::string::npos ? "" : text.substr(eol)));
+  }
+  if (strategies.empty()) strategies.push_back("other");
   size_t open = text.find("**");
   if (open == std::string::npos) return std::nullopt;
   size_t close = text.find("**", open + 2);
   if (close == std::string::npos) return std::nullopt;
-  LessonText lesson{Trim(text.substr(open + 2, close - open - 2)), text};
+  LessonText lesson{Trim(text.substr(open + 2, close - open - 2)), text, strategies};
   if (lesson.title.empty()) return std::nullopt;
   return lesson;
 }

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace accelopt::agents {
 
@@ -19,10 +20,19 @@ struct Plan {
 };
 /// nullopt for an empty answer.
 std::optional<Plan> ParsePlan(const std::string& answer);
+/// Every plan of an answer asked for several: each starts at a line whose
+/// text, markdown list marks and emphasis aside, begins with `PLAN:` and runs
+/// to the next. An answer without such a line is one plan (ParsePlan); an
+/// empty one is none.
+std::vector<Plan> ParsePlans(const std::string& answer);
+
+/// The kinds of transformation a lesson is tagged with (its `STRATEGY:` line).
+const std::vector<std::string>& Strategies();
 
 struct LessonText {
-  std::string title;  ///< inside the first **...**
-  std::string text;   ///< the whole lesson
+  std::string title;                    ///< inside the first **...**
+  std::string text;                     ///< the whole lesson, without its STRATEGY: line
+  std::vector<std::string> strategies;  ///< from Strategies(); {"other"} when the answer names none of them
 };
 /// nullopt for "no optimization found" or an answer without a bold title.
 std::optional<LessonText> ParseLesson(const std::string& answer);

@@ -36,12 +36,43 @@ TEST(ExtractCode, TagWithAttributesIsATag) {
   EXPECT_EQ(*code, "int k;\n");
 }
 
+TEST(ParsePlans, EachPlanLineStartsOne) {
+  auto plans = ParsePlans(
+      "Three distinct ideas.\n\n1. **PLAN:** Tile for L2\nUse 256x256 tiles.\n\n- PLAN: Vectorize the inner loop\n"
+      "AVX-512 FMAs.\n### PLAN: Thread the rows\nOne row block per core.\n");
+  ASSERT_EQ(plans.size(), 3u);
+  EXPECT_EQ(plans[0].title, "Tile for L2");
+  EXPECT_EQ(plans[0].details, "Use 256x256 tiles.");
+  EXPECT_EQ(plans[1].title, "Vectorize the inner loop");
+  EXPECT_EQ(plans[2].title, "Thread the rows");
+  EXPECT_EQ(plans[2].details, "One row block per core.");
+}
+
+TEST(ParsePlans, WithoutPlanLinesTheAnswerIsOnePlanAndEmptyIsNone) {
+  auto plans = ParsePlans("Unroll by four\nIt helps.");
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans[0].title, "Unroll by four");
+  EXPECT_TRUE(ParsePlans(" \n").empty());
+  // The word inside a sentence opens nothing.
+  EXPECT_EQ(ParsePlans("PLAN: A\nsee the PLAN: above\n").size(), 1u);
+}
+
 TEST(ParsePlan, TitleFromPlanLineWithoutEmphasis) {
   auto plan = ParsePlan("Some thoughts.\nPLAN: **Tile for L2**\nUse 256x256 tiles.");
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->title, "Tile for L2");
   EXPECT_EQ(plan->details, "Use 256x256 tiles.");
   EXPECT_FALSE(ParsePlan("  \n "));
+}
+
+TEST(ParseLesson, StrategyLineBecomesTagsAndLeavesTheText) {
+  auto lesson = ParseLesson("**Block for L2**\nKeep tiles resident.\nSTRATEGY: Tiling, loop order\n");
+  ASSERT_TRUE(lesson);
+  EXPECT_EQ(lesson->text, "**Block for L2**\nKeep tiles resident.");
+  EXPECT_EQ(lesson->strategies, (std::vector<std::string>{"tiling", "loop order"}));
+  auto untagged = ParseLesson("**Something**\nText.");
+  ASSERT_TRUE(untagged);
+  EXPECT_EQ(untagged->strategies, std::vector<std::string>{"other"});
 }
 
 TEST(ParseLesson, NeedsABoldTitle) {

@@ -50,7 +50,9 @@ Json ToJson(const OptimizeFlags& f) {
             {"max_threshold", s.max_threshold},
             {"min_threshold", s.min_threshold},
             {"fix_rounds", s.fix_rounds},
-            {"llm_parallelism", s.llm_parallelism}}},
+            {"llm_parallelism", s.llm_parallelism},
+            {"proposals", search::ProposalModeName(s.proposals)},
+            {"lesson_bytes", s.lesson_bytes}}},
           {"llm",
            {{"config", ConfigPathFor(f.llm)},
             {"kind", o.kind},
@@ -73,6 +75,10 @@ OptimizeFlags FromJson(const Json& j) {
   f.search = {s.at("iterations"), s.at("plans"),           s.at("beam"),          s.at("samples"),
               s.at("top_k"),      s.at("memory_capacity"), s.at("max_threshold"), s.at("min_threshold"),
               s.at("fix_rounds"), s.at("llm_parallelism")};
+  // Runs recorded before these settings existed asked one plan at a time, with the default lessons block.
+  f.search.proposals =
+      search::ProposalModeFromName(s.value("proposals", "sequential")).value_or(search::ProposalMode::kSequential);
+  f.search.lesson_bytes = s.value("lesson_bytes", f.search.lesson_bytes);
   const Json& l = j.at("llm");
   f.llm.config_path = l.value("config", "");
   f.llm.override_.kind = l.value("kind", "");
@@ -94,8 +100,16 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
   cmd.add_option("--beam,-B", s.beam, "beam width")->check(CLI::PositiveNumber);
   cmd.add_option("--samples,-K", s.samples, "executor samples per plan")->check(CLI::PositiveNumber);
   cmd.add_option("--top-k", s.top_k, "lesson pairs summarized per iteration")->check(CLI::NonNegativeNumber);
-  cmd.add_option("--memory-capacity", s.memory_capacity, "lessons kept in the memory (ExpN)")
+  cmd.add_option("--memory-capacity", s.memory_capacity, "lessons given to a planner, at most (ExpN)")
       ->check(CLI::PositiveNumber);
+  cmd.add_option("--lesson-bytes", s.lesson_bytes, "size of the lessons block in a planner's prompt, at most")
+      ->check(CLI::PositiveNumber);
+  static std::string proposals = search::ProposalModeName(s.proposals);
+  cmd.add_option("--proposals", proposals,
+                 "how the N plans for a kernel are asked for: sequential (one call each, told the titles before "
+                 "it) or one-call (N distinct plans from one call)")
+      ->check(CLI::IsMember({"sequential", "one-call"}))
+      ->each([&s](const std::string& name) { s.proposals = *search::ProposalModeFromName(name); });
   cmd.add_option("--max-threshold", s.max_threshold, "speedup above which a pair becomes a lesson");
   cmd.add_option("--min-threshold", s.min_threshold, "a pair slower than 1/this becomes a negative lesson");
   cmd.add_option("--fix-rounds,-R", s.fix_rounds, "fixer rounds for a failing candidate (0 disables)")

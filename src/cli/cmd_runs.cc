@@ -2,12 +2,15 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "cli/common.h"
+#include "cli/run_support.h"
 #include "core/json_io.h"
+#include "memory/memory.h"
 #include "store/store.h"
 #include "targets/cpu/hardware_store.h"
 
@@ -152,9 +155,10 @@ void RegisterShow(CLI::App& app) {
     }
     std::string cost_text = priced >= answered ? fmt::format("${:.4f}", cost)
                             : priced == 0      ? "cost unknown (the model is not in the price table)"
-                                               : fmt::format("${:.4f} for the {} priced calls; {} more are not in "
-                                                             "the price table",
-                                                             cost, priced, answered - priced);
+                                               : fmt::format(
+                                                     "${:.4f} for the {} priced calls; {} more are not in "
+                                                          "the price table",
+                                                     cost, priced, answered - priced);
     fmt::print("\n{} LLM calls, {} tokens in, {} out, {}\n", calls.size(), in, out, cost_text);
   });
 }
@@ -165,12 +169,91 @@ Json LessonJson(const store::Lesson& l) {
           {"task", l.task},
           {"target", l.target},
           {"speedup", l.speedup},
+          {"speedup_low", l.speedup_low},
+          {"speedup_high", l.speedup_high},
+          {"family", l.family},
+          {"bound", l.bound},
+          {"language", l.language},
+          {"strategies", l.strategies},
           {"title", l.title},
           {"text", l.text},
           {"run_id", l.run_id},
           {"slow_candidate", l.slow_candidate},
           {"fast_candidate", l.fast_candidate},
           {"created_at", l.created_at}};
+}
+
+// `memory search`: the lessons a planner would be given, ranked as the search ranks them.
+void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& name) {
+  static std::vector<std::string> tags, words;
+  static bool json = false;
+  static search::SearchOptions defaults;
+  static size_t max_lessons = defaults.memory_capacity, max_bytes = defaults.lesson_bytes;
+  auto* cmd = memory_cmd.add_subcommand(
+      "search",
+      "the lessons a planner would get: the kernel's tags rank them (same bound and family first, then "
+      "the largest verified effect), strategy= and TEXT filter them");
+  cmd->add_option("TEXT", words, "words every lesson shown must contain (any case)");
+  cmd->add_option("--tag", tags,
+                  "key=value: task, family, bound, target, language describe the planner's kernel; strategy= "
+                  "keeps lessons of that kind (repeatable)")
+      ->check([](const std::string& tag) -> std::string {
+        size_t eq = tag.find('=');
+        if (eq == std::string::npos || eq + 1 == tag.size()) return "expected key=value, got '" + tag + "'";
+        const auto& names = memory::TagNames();
+        if (std::find(names.begin(), names.end(), tag.substr(0, eq)) == names.end())
+          return "unknown tag '" + tag.substr(0, eq) + "' (tags: task, family, bound, target, language, strategy)";
+        return "";
+      });
+  cmd->add_option("--memory", name, "memory name");
+  cmd->add_option("--db", db, "the store (SQLite file)");
+  cmd->add_option("--max-lessons", max_lessons, "lessons given at most (a planner's limit by default)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-bytes", max_bytes, "size of the block at most (a planner's limit by default)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", json, "machine-readable: the lessons in order, with their relevance");
+  cmd->callback([&db, &name] {
+    auto store = Open(db);
+    RequireMemory(*store, name, db);
+    memory::LessonQuery query;
+    for (const auto& tag : tags) {
+      const std::string key = tag.substr(0, tag.find('=')), value = tag.substr(tag.find('=') + 1);
+      if (key == "strategy")
+        query.required.push_back({key, value});
+      else if (key == "task")
+        query.kernel.task = value;
+      else if (key == "family")
+        query.kernel.family = value;
+      else if (key == "bound")
+        query.kernel.bound = value;
+      else if (key == "target")
+        query.kernel.target = value;
+      else if (key == "language")
+        query.kernel.language = value;
+    }
+    for (const auto& w : words) query.text += (query.text.empty() ? "" : " ") + w;
+    std::vector<memory::MemoryLesson> lessons;
+    for (const auto& row : Must(store->ListLessons(name, kMemoryPool))) lessons.push_back(MemoryLessonOf(row));
+    auto chosen = memory::SelectLessons(lessons, query, {max_lessons, max_bytes});
+    if (json) {
+      Json out = Json::array();
+      for (const auto& r : chosen) {
+        Json j = memory::ToJson(r.lesson);
+        j["relevance"] = r.relevance;
+        j["verified_effect"] = r.lesson.VerifiedEffect();
+        out.push_back(j);
+      }
+      fmt::print("{}\n", DumpJson(out, 2));
+      return;
+    }
+    if (chosen.empty()) {
+      fmt::print("no lesson in memory '{}' matches\n", name);
+      return;
+    }
+    const std::string block = memory::RenderLessons(chosen);
+    fmt::print("{} of {} lessons in memory '{}', {} bytes, as a planner would read them:\n\n{}", chosen.size(),
+               lessons.size(), name, block.size(), block);
+  });
 }
 
 void RegisterMemory(CLI::App& app) {
@@ -200,6 +283,7 @@ void RegisterMemory(CLI::App& app) {
                lesson->memory, lesson->task, lesson->speedup, lesson->run_id, lesson->slow_candidate,
                lesson->fast_candidate, lesson->text);
   });
+  RegisterMemorySearch(*cmd, db, name);
   auto* exp = cmd->add_subcommand("export", "write a memory's lessons as JSON");
   exp->add_option("--memory", name, "memory name");
   exp->add_option("--db", db, "the store (SQLite file)");
@@ -236,6 +320,13 @@ void RegisterMemory(CLI::App& app) {
         l.task = it->at("task");
         l.target = it->value("target", "cpu");
         l.speedup = it->at("speedup");
+        // Exported before intervals and tags were kept: the estimate, no tags.
+        l.speedup_low = it->value("speedup_low", l.speedup);
+        l.speedup_high = it->value("speedup_high", l.speedup);
+        l.family = it->value("family", "");
+        l.bound = it->value("bound", "");
+        l.language = it->value("language", "");
+        l.strategies = it->value("strategies", std::vector<std::string>{});
         l.title = it->at("title");
         l.text = it->at("text");
       } catch (const Json::exception& e) {

@@ -8,16 +8,6 @@
 #include "targets/cpu/hardware_store.h"
 
 namespace accelopt::cli {
-namespace {
-
-std::string ShapeText(const suite::Bindings& params) {
-  std::string out;
-  for (const auto& [k, v] : params) out += (out.empty() ? "" : " ") + k + "=" + std::to_string(static_cast<long>(v));
-  return out;
-}
-
-}  // namespace
-
 void RegisterTasks(CLI::App& app) {
   auto* cmd = app.add_subcommand("tasks", "list the task suite: shapes, bound and roofline time T on this machine");
   static CommonFlags flags;
@@ -63,7 +53,7 @@ void RegisterTasks(CLI::App& app) {
                        {"provenance", task.provenance}});
       } else {
         fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", task.name + (fits ? "" : " (!)"), t.bound,
-                   FormatSeconds(t.seconds), ShapeText(bound->params), task.description);
+                   FormatSeconds(t.seconds), suite::ShapeText(bound->params), task.description);
       }
     }
     if (json) fmt::print("{}\n", DumpJson(out, 2));

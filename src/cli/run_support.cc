@@ -5,6 +5,7 @@
 #include "agents/parse.h"
 #include "cli/common.h"
 #include "targets/cpu/calibrate.h"
+#include "targets/cpu/cpu_target.h"
 
 namespace accelopt::cli {
 
@@ -127,13 +128,8 @@ void RunRecorder::OnCandidate(search::Candidate& c) {
 }
 
 void RunRecorder::OnLesson(memory::MemoryLesson& lesson, const search::Candidate& slow, const search::Candidate& fast) {
-  store::Lesson row;
+  store::Lesson row = LessonRow(lesson);
   row.memory = memory_name_;
-  row.task = task_;
-  row.target = "cpu";
-  row.speedup = lesson.speedup;
-  row.title = lesson.title;
-  row.text = lesson.text;
   row.run_id = run_id_;
   row.slow_candidate = slow.id;
   row.fast_candidate = fast.id;
@@ -191,11 +187,38 @@ bool RunRecorder::ShouldStop() {
   return false;
 }
 
+memory::MemoryLesson MemoryLessonOf(const store::Lesson& row) {
+  memory::MemoryLesson l;
+  l.id = row.id;
+  l.tags = {row.task, row.family, row.bound, row.target, row.language, row.strategies};
+  l.speedup = row.speedup;
+  l.low = row.speedup_low;
+  l.high = row.speedup_high;
+  l.title = row.title;
+  l.text = row.text;
+  return l;
+}
+
+store::Lesson LessonRow(const memory::MemoryLesson& l) {
+  store::Lesson row;
+  row.task = l.tags.task;
+  row.target = l.tags.target;
+  row.family = l.tags.family;
+  row.bound = l.tags.bound;
+  row.language = l.tags.language;
+  row.strategies = l.tags.strategies;
+  row.speedup = l.speedup;
+  row.speedup_low = l.low;
+  row.speedup_high = l.high;
+  row.title = l.title;
+  row.text = l.text;
+  return row;
+}
+
 Json StateToJson(const search::SearchState& state) {
   Json beam = Json::array(), memory = Json::array();
   for (const auto& c : state.beam) beam.push_back(search::ToJson(c));
-  for (const auto& l : state.memory)
-    memory.push_back({{"id", l.id}, {"task", l.task}, {"speedup", l.speedup}, {"title", l.title}, {"text", l.text}});
+  for (const auto& l : state.memory) memory.push_back(memory::ToJson(l));
   return {{"completed_iterations", state.completed_iterations}, {"beam", beam}, {"memory", memory}};
 }
 
@@ -208,8 +231,11 @@ Result<search::SearchState> StateFromJson(const Json& j) {
       if (!candidate) return candidate.error();
       state.beam.push_back(*candidate);
     }
-    for (const auto& l : j.at("memory"))
-      state.memory.push_back({l.at("id"), l.at("task"), l.at("speedup"), l.at("title"), l.at("text")});
+    for (const auto& l : j.at("memory")) {
+      auto lesson = memory::MemoryLessonFromJson(l);
+      if (!lesson) return Error{"checkpoint: " + lesson.error().message};
+      state.memory.push_back(*lesson);
+    }
   } catch (const Json::exception& e) {
     return Error{std::string("checkpoint: ") + e.what()};
   }
@@ -233,6 +259,10 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape,
       decls += (decls.empty() ? "" : " ") + header.substr(at, header.find('\n', at) - at);
     brief.shape = decls;
   }
+  for (const std::string& other : cpu::CheckedShapes(task, shape))
+    if (auto b = suite::Bind(task, other))
+      brief.checked_shapes +=
+          (brief.checked_shapes.empty() ? "" : "; ") + other + " (" + suite::ShapeText(b->params) + ")";
   auto reference = ReadFile(task.reference_path());
   brief.reference = reference ? *reference : "";
   brief.flags = "-O3 -march=native -fopenmp -std=c++20";
@@ -248,6 +278,8 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape,
   brief.tolerance = task.tolerance;
   return brief;
 }
+
+memory::LessonTags ScopeOf(const suite::Task& task) { return {task.name, task.family, "", "cpu", "c++", {}}; }
 
 Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, int64_t run_id, store::Store& db,
                                 llm::LlmClient& client, targets::Target& target) {
@@ -265,10 +297,13 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   if (!checkpoint) return checkpoint.error();
   auto candidates = db.ListCandidates(run_id, task.name);
   if (!candidates) return candidates.error();
+  std::map<int64_t, std::string> hashes;  // the lineage by hash, as the search follows it
+  for (const auto& row : *candidates) hashes[row.id] = row.code_hash;
   for (const auto& row : *candidates) {
     auto profile = eval::ProfileFromJson(row.profile);
     if (!profile) return profile.error();
-    search::Candidate c{row.id, row.iteration, row.parent_id, "", row.plan, row.code, row.code_hash, *profile};
+    search::Candidate c{row.id,   row.iteration, row.parent_id, hashes[row.parent_id],
+                        row.plan, row.code,      row.code_hash, *profile};
     if (row.iteration == 0) result.baseline = c;
     state.known.push_back(c);
   }
@@ -292,16 +327,18 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
     if (!result.baseline.ok())
       return Error{"the baseline of task '" + task.name + "' is not ok: " + result.baseline.profile.message};
     state.beam = {result.baseline};
-    auto lessons = db.ListLessons(memory_name, f.search.memory_capacity);
+    auto lessons = db.ListLessons(memory_name, kMemoryPool);
     if (!lessons) return lessons.error();
-    for (const auto& l : *lessons) state.memory.push_back({l.id, l.task, l.speedup, l.title, l.text});
+    for (const auto& l : *lessons) state.memory.push_back(MemoryLessonOf(l));
     if (!state.memory.empty())
       fmt::print(stderr, "[{}] starting with {} lessons from memory '{}'\n", task.name, state.memory.size(),
                  memory_name);
   }
   state.baseline = result.baseline;
   state.best = state.beam.front();
-  search::SearchState final_state = search::RunBeamSearch(agents, evaluator, state, f.search, recorder,
+  search::SearchOptions options = f.search;
+  options.scope = ScopeOf(task);
+  search::SearchState final_state = search::RunBeamSearch(agents, evaluator, state, options, recorder,
                                                           "run" + std::to_string(run_id) + "/" + task.name);
   result.stopped = recorder.stop_reason();
   if (!final_state.engine_failure.empty())

@@ -81,6 +81,16 @@ class RunRecorder : public search::SearchListener {
 Json StateToJson(const search::SearchState& state);
 Result<search::SearchState> StateFromJson(const Json& j);
 
+/// The lessons a search draws on: the newest of its memory, at most.
+constexpr int kMemoryPool = 500;
+
+/// A stored lesson as the memory holds it, and back (without memory name and lineage).
+memory::MemoryLesson MemoryLessonOf(const store::Lesson& row);
+store::Lesson LessonRow(const memory::MemoryLesson& lesson);
+
+/// What a task's kernels are, for the memory: its name and family on the cpu target, in C++.
+memory::LessonTags ScopeOf(const suite::Task& task);
+
 /// What every prompt says about the task: its signature, shape, reference, flags.
 agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape,
                            const std::optional<cpu::HardwareProfile>& hardware = std::nullopt);

@@ -5,35 +5,101 @@
 namespace accelopt::memory {
 namespace {
 
-MemoryLesson L(const std::string& title) { return MemoryLesson{0, "t", 1.5, title, "**" + title + "**"}; }
+MemoryLesson L(const std::string& title, const std::string& family, const std::string& bound, double low, double high) {
+  MemoryLesson l;
+  l.tags = {"t-" + title, family, bound, "cpu", "c++", {"tiling"}};
+  l.speedup = (low + high) / 2;
+  l.low = low;
+  l.high = high;
+  l.title = title;
+  l.text = "**" + title + "**\nSome text about " + title + ".";
+  return l;
+}
 
-std::vector<std::string> Titles(const OptimizationMemory& m) {
+std::vector<std::string> Titles(const std::vector<RankedLesson>& lessons) {
   std::vector<std::string> out;
-  for (const auto& l : m.lessons()) out.push_back(l.title);
+  for (const auto& r : lessons) out.push_back(r.lesson.title);
   return out;
 }
 
-TEST(Memory, InitialIsCappedNewestFirst) {
-  OptimizationMemory m(2, {L("a"), L("b"), L("c")});
-  EXPECT_EQ(Titles(m), (std::vector<std::string>{"a", "b"}));
+LessonQuery For(const std::string& family, const std::string& bound) {
+  return {{"t", family, bound, "cpu", "c++", {}}, {}, ""};
 }
 
-TEST(Memory, NewestFirstRefilledFromPreviousAndCapped) {
-  OptimizationMemory m(4, {L("old1"), L("old2"), L("old3")});
-  m.Update({L("new1"), L("new2")});
-  EXPECT_EQ(Titles(m), (std::vector<std::string>{"new1", "new2", "old1", "old2"}));
-  m.Update({L("a"), L("b"), L("c"), L("d"), L("e")});
-  EXPECT_EQ(Titles(m), (std::vector<std::string>{"a", "b", "c", "d"}));
-  m.Update({});
-  EXPECT_EQ(Titles(m), (std::vector<std::string>{"a", "b", "c", "d"}));
+TEST(SelectLessons, SameBoundAndFamilyFirstThenTheLargestVerifiedEffect) {
+  std::vector<MemoryLesson> lessons = {
+      L("newest-other", "matmul", "mm", 1.05, 1.10),      // neither matches
+      L("family-small", "elementwise", "mm", 1.10, 1.2),  // family only
+      L("both-small", "elementwise", "memory", 1.05, 1.1),   L("both-large", "elementwise", "memory", 2.0, 2.2),
+      L("both-negative", "elementwise", "memory", 0.3, 0.4),  // |log 0.4| = 0.92 > log 2.0 = 0.69
+      L("bound-huge", "attention", "memory", 5.0, 6.0),
+  };
+  auto chosen = SelectLessons(lessons, For("elementwise", "memory"), {});
+  EXPECT_EQ(Titles(chosen), (std::vector<std::string>{"both-negative", "both-large", "both-small", "bound-huge",
+                                                      "family-small", "newest-other"}));
+  EXPECT_EQ(chosen[0].relevance, 2);
+  EXPECT_EQ(chosen[3].relevance, 1);
+  EXPECT_EQ(chosen[5].relevance, 0);
 }
 
-TEST(Memory, RenderMarksNegativeLessons) {
-  OptimizationMemory m(4, {MemoryLesson{0, "silu", 0.5, "slow", "**Do not**"}, L("fast")});
-  std::string text = m.Render();
-  EXPECT_NE(text.find("made a kernel slower: avoid"), std::string::npos);
-  EXPECT_NE(text.find("**Do not**"), std::string::npos);
-  EXPECT_EQ(OptimizationMemory(3, {}).Render(), "");
+TEST(SelectLessons, AnIntervalReachingOneProvesNothingAndOtherTargetsAreLeftOut) {
+  MemoryLesson cuda = L("cuda", "elementwise", "memory", 3, 4);
+  cuda.tags.target = "cuda";
+  std::vector<MemoryLesson> lessons = {L("unproven", "elementwise", "memory", 0.9, 3.0),
+                                       L("proven", "elementwise", "memory", 1.2, 1.3), cuda};
+  EXPECT_EQ(Titles(SelectLessons(lessons, For("elementwise", "memory"), {})),
+            (std::vector<std::string>{"proven", "unproven"}));
+}
+
+TEST(SelectLessons, TheBlockStaysWithinItsSizeAndCount) {
+  std::vector<MemoryLesson> lessons;
+  for (int i = 0; i < 40; ++i) {
+    MemoryLesson l = L("lesson" + std::to_string(i), "elementwise", "memory", 1.1 + i * 0.01, 1.2 + i * 0.01);
+    l.text += std::string(800, 'x');
+    lessons.push_back(l);
+  }
+  auto chosen = SelectLessons(lessons, For("elementwise", "memory"), {});
+  EXPECT_LE(RenderLessons(chosen).size(), 12u * 1024);
+  EXPECT_GE(RenderLessons(chosen).size(), 10u * 1024);
+  EXPECT_EQ(chosen.front().lesson.title, "lesson39");  // the largest effect first
+  EXPECT_EQ(SelectLessons(lessons, For("elementwise", "memory"), {3, 1 << 20}).size(), 3u);
+}
+
+TEST(SelectLessons, RequiredTagsAndWordsFilter) {
+  MemoryLesson threaded = L("threads", "matmul", "mm", 1.5, 1.6);
+  threaded.tags.strategies = {"threading", "tiling"};
+  std::vector<MemoryLesson> lessons = {threaded, L("tiles", "matmul", "mm", 1.5, 1.6)};
+  LessonQuery q = For("", "");
+  q.required = {{"strategy", "threading"}};
+  EXPECT_EQ(Titles(SelectLessons(lessons, q, {})), std::vector<std::string>{"threads"});
+  q.required = {{"family", "matmul"}};
+  q.text = "ABOUT TILES";
+  EXPECT_EQ(Titles(SelectLessons(lessons, q, {})), std::vector<std::string>{"tiles"});
+}
+
+TEST(Memory, NewLessonsComeFirstAndRenderSaysWhatTheyDid) {
+  OptimizationMemory m({L("old", "elementwise", "memory", 1.1, 1.2)});
+  m.Update({L("slower", "elementwise", "memory", 0.5, 0.6)});
+  ASSERT_EQ(m.lessons().size(), 2u);
+  EXPECT_EQ(m.lessons().front().title, "slower");
+  std::string text = m.RenderFor({"t", "elementwise", "memory", "cpu", "c++", {}});
+  EXPECT_NE(text.find("Lesson 1 (from t-slower, elementwise, memory-bound; tiling; made a kernel slower, avoid: "
+                      "0.55x (95% interval 0.50 to 0.60)):\n**slower**"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Lesson 2 (from t-old"), std::string::npos) << text;
+  EXPECT_EQ(OptimizationMemory({}).RenderFor({}), "");
+}
+
+TEST(Memory, LessonsRoundTripThroughJson) {
+  MemoryLesson l = L("x", "matmul", "mm", 1.5, 1.7);
+  l.id = 7;
+  auto back = MemoryLessonFromJson(ToJson(l));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->tags, l.tags);
+  EXPECT_EQ(back->low, 1.5);
+  EXPECT_EQ(back->text, l.text);
+  EXPECT_FALSE(MemoryLessonFromJson(Json{{"id", 1}}).ok());
 }
 
 }  // namespace

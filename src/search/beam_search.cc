@@ -89,16 +89,49 @@ std::string ProfileText(const eval::Profile& p) {
                   p.counters.instructions, p.counters.cache_misses);
     out += line;
   }
-  if (!p.vectorization_report.empty()) {
-    std::string remarks = p.vectorization_report.substr(0, 2000);
-    out += "compiler vectorization remarks:\n" + remarks;
-  }
+  // The loops that did vectorize are left out: for a kernel written with
+  // intrinsics they are noise, and what a planner acts on is what did not.
+  if (p.status == eval::Verdict::kOk && !p.compile_log.empty())
+    out += "compiler warnings on the kernel's own lines:\n" + p.compile_log.substr(0, 1500) + "\n";
   if (!p.not_vectorized.empty())
     out += "loops of the kernel the compiler did not vectorize, and why:\n" + p.not_vectorized.substr(0, 2000);
   return out;
 }
 
+const char* ProposalModeName(ProposalMode mode) { return mode == ProposalMode::kOneCall ? "one-call" : "sequential"; }
+
+std::optional<ProposalMode> ProposalModeFromName(const std::string& name) {
+  if (name == "sequential") return ProposalMode::kSequential;
+  if (name == "one-call") return ProposalMode::kOneCall;
+  return std::nullopt;
+}
+
+std::string Lineage(const Candidate& c, const std::vector<Candidate>& known) {
+  std::map<std::string, const Candidate*> by_hash;
+  for (const auto& k : known) by_hash.emplace(k.hash, &k);
+  std::vector<std::string> titles;
+  std::set<std::string> visited;  // a corrupt record must not loop
+  for (const Candidate* at = &c; at && !at->plan.empty() && visited.insert(at->hash).second;) {
+    titles.push_back(at->plan.substr(0, at->plan.find('\n')));
+    auto parent = by_hash.find(at->parent_hash);
+    at = parent == by_hash.end() ? nullptr : parent->second;
+  }
+  std::string out;
+  for (size_t i = titles.size(); i-- > 0;) out += std::to_string(titles.size() - i) + ". " + titles[i] + "\n";
+  return out;
+}
+
 namespace {
+
+std::string SpeedupText(const Speedup& s) {
+  char text[128];
+  if (s.low == s.high)
+    std::snprintf(text, sizeof text, "%.2f (the ratio of the two median latencies)", s.estimate);
+  else
+    std::snprintf(text, sizeof text, "%.2f (95%% interval %.2f to %.2f, timed side by side)", s.estimate, s.low,
+                  s.high);
+  return text;
+}
 
 // Runs fn(i) for i in [0, n) with at most `parallel` in flight, in order of i.
 template <typename Fn>
@@ -117,6 +150,7 @@ void ParallelFor(size_t n, int parallel, Fn fn) {
 // One (beam kernel, plan) of an iteration and its samples.
 struct Proposal {
   size_t parent;  // index into the beam
+  size_t number;  // of the parent's plans in this iteration
   agents::Plan plan;
   bool planned = false;
   std::vector<Candidate> samples;
@@ -166,22 +200,18 @@ class Iteration {
   bool Healthy() const { return state_.engine_failure.empty(); }
 
  private:
+  // The plans for each beam kernel (the kernels in parallel), then the
+  // executor's samples for every plan (in parallel).
   void Propose() {
-    for (size_t b = 0; b < state_.beam.size(); ++b)
-      for (int n = 0; n < options_.plans; ++n) proposals_.push_back({b, {}, false, {}});
-    std::string lessons = memory_.Render();
+    std::vector<std::vector<agents::Plan>> plans(state_.beam.size());
+    ParallelFor(state_.beam.size(), options_.llm_parallelism, [&](size_t b) { plans[b] = PlansFor(b); });
+    for (size_t b = 0; b < plans.size(); ++b)
+      for (size_t n = 0; n < plans[b].size(); ++n) proposals_.push_back({b, n, plans[b][n], true, {}});
     ParallelFor(proposals_.size(), options_.llm_parallelism, [&](size_t i) {
       Proposal& p = proposals_[i];
       const Candidate& parent = state_.beam[p.parent];
-      agents::KernelView view{parent.code, ProfileText(parent.profile)};
-      std::string base = key_ + "/" + parent.hash + "/plan" + std::to_string(i % options_.plans);
-      int proposal = static_cast<int>(i % options_.plans) + 1;
-      auto plan = agents_.Propose(view, lessons, proposal, options_.plans, base);
-      if (!plan) return Fail("planner", plan.error().message);
-      p.plan = *plan;
-      p.planned = true;
       for (int k = 0; k < options_.samples; ++k) {
-        auto code = agents_.Execute(view, p.plan, base + "/sample" + std::to_string(k));
+        auto code = agents_.Execute(View(parent), p.plan, PlanKey(parent, p.number) + "/sample" + std::to_string(k));
         if (!code) {
           Fail("executor", code.error().message);
           continue;
@@ -196,6 +226,46 @@ class Iteration {
         p.samples.push_back(std::move(c));
       }
     });
+  }
+
+  // Up to N plans for beam kernel `b`: asked one by one, each told the titles
+  // before it, or all from one call.
+  std::vector<agents::Plan> PlansFor(size_t b) {
+    const Candidate& parent = state_.beam[b];
+    const agents::KernelView view = View(parent);
+    const std::string lessons = memory_.RenderFor(KernelTags(parent));
+    std::vector<agents::Plan> plans;
+    if (options_.proposals == ProposalMode::kOneCall) {
+      auto several = agents_.ProposeSeveral(view, lessons, options_.plans, key_ + "/" + parent.hash + "/plans");
+      if (!several) Fail("planner", several.error().message);
+      return several ? *several : plans;
+    }
+    std::vector<std::string> titles;
+    for (int n = 0; n < options_.plans; ++n) {
+      auto plan = agents_.Propose(view, lessons, n + 1, options_.plans, titles, PlanKey(parent, n));
+      if (!plan) {
+        Fail("planner", plan.error().message);
+        continue;
+      }
+      titles.push_back(plan->title);
+      plans.push_back(*plan);
+    }
+    return plans;
+  }
+
+  std::string PlanKey(const Candidate& parent, size_t n) const {
+    return key_ + "/" + parent.hash + "/plan" + std::to_string(n);
+  }
+
+  agents::KernelView View(const Candidate& c) const {
+    return {c.code, ProfileText(c.profile), Lineage(c, state_.known)};
+  }
+
+  // What the memory is asked about for a kernel: its task and its bound.
+  memory::LessonTags KernelTags(const Candidate& c) const {
+    memory::LessonTags tags = options_.scope;
+    tags.bound = c.profile.bound;
+    return tags;
   }
 
   void Fail(const std::string& role, const std::string& message) {
@@ -245,14 +315,11 @@ class Iteration {
     if (!state_.engine_failure.empty()) return;
     for (Candidate* c : duplicates)
       if (seen_.count(c->hash)) listener_.OnDuplicate(*c, seen_.at(c->hash));
+    // A duplicate is the candidate evaluated first: its profile, id, plan and
+    // parent, so nothing later (a lesson, the beam) claims an edge the store
+    // does not have.
     for (Candidate* c : batch)
-      if (!c->id && seen_.count(c->hash)) {
-        int64_t parent = c->parent_id;
-        std::string plan = c->plan;
-        *c = seen_.at(c->hash);  // the duplicate shares the evaluated one's profile and id
-        c->parent_id = parent;
-        c->plan = plan;
-      }
+      if (!c->id && seen_.count(c->hash)) *c = seen_.at(c->hash);
   }
 
   void FixFailures(int round) {
@@ -319,6 +386,8 @@ class Iteration {
       for (const auto& c : p.samples) samples.push_back({c.ok(), c.latency()});
       Candidate& kept = p.samples[KeepSample(samples, parent.latency())];
       if (!kept.ok() || !parent.ok() || kept.hash == parent.hash) continue;
+      // A duplicate of a candidate with another parent is not this parent's child.
+      if (kept.parent_hash != parent.hash) continue;
       // A duplicate of a candidate already compared (another plan's, an earlier iteration's) is not a new pair.
       if (!compared_.insert(parent.hash + "/" + kept.hash).second) continue;
       const Speedup speedup = CompareWithParent(parent, kept);
@@ -333,11 +402,20 @@ class Iteration {
     ParallelFor(picked.size(), options_.llm_parallelism, [&](size_t i) {
       size_t k = picked[i];
       const auto& [slow, fast] = pairs[k];
-      double speedup = speedups[k].estimate;
-      auto lesson = agents_.Summarize(slow->code, fast->code, *plans[k], speedup,
-                                      key_ + "/summary/" + slow->hash + "-" + fast->hash);
+      const Speedup& speedup = speedups[k];
+      agents::PairView pair{View(*slow), View(*fast), SpeedupText(speedup)};
+      auto lesson = agents_.Summarize(pair, *plans[k], key_ + "/summary/" + slow->hash + "-" + fast->hash);
       if (!lesson) return Fail("summarizer", lesson.error().message);
-      if (*lesson) lessons[i] = memory::MemoryLesson{0, fast->profile.task, speedup, (*lesson)->title, (*lesson)->text};
+      if (!*lesson) return;
+      memory::MemoryLesson l;
+      l.tags = KernelTags(*slow);
+      l.tags.strategies = (*lesson)->strategies;
+      l.speedup = speedup.estimate;
+      l.low = speedup.low;
+      l.high = speedup.high;
+      l.title = (*lesson)->title;
+      l.text = (*lesson)->text;
+      lessons[i] = l;
     });
     ReportFailures();
     std::vector<memory::MemoryLesson> fresh;
@@ -389,7 +467,7 @@ class Iteration {
 
 SearchState RunBeamSearch(agents::Agents& agents, CandidateEvaluator& evaluator, SearchState state,
                           const SearchOptions& options, SearchListener& listener, const std::string& key_prefix) {
-  memory::OptimizationMemory memory(options.memory_capacity, state.memory);
+  memory::OptimizationMemory memory(state.memory, {static_cast<size_t>(options.memory_capacity), options.lesson_bytes});
   for (int it = state.completed_iterations + 1; it <= options.iterations; ++it) {
     if (listener.ShouldStop()) break;
     Iteration(agents, evaluator, options, listener, key_prefix, it, state, memory).Run();

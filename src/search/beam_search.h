@@ -18,17 +18,31 @@
 
 namespace accelopt::search {
 
+/// How the N plans for one beam kernel are asked for.
+enum class ProposalMode {
+  kSequential,  ///< one call per plan, each told the titles of those already proposed
+  kOneCall,     ///< one call that returns N distinct plans
+};
+const char* ProposalModeName(ProposalMode mode);
+std::optional<ProposalMode> ProposalModeFromName(const std::string& name);
+
 struct SearchOptions {
-  int iterations = 15;          ///< I
-  int plans = 12;               ///< N plans per beam kernel
-  int beam = 6;                 ///< B
-  int samples = 2;              ///< K executor samples per plan
-  int top_k = 8;                ///< lesson pairs per iteration
-  int memory_capacity = 16;     ///< ExpN
-  double max_threshold = 1.04;  ///< a pair is a positive lesson above this speedup
-  double min_threshold = 1.15;  ///< a pair is a negative lesson below 1/this
-  int fix_rounds = 1;           ///< R fixer rounds for a failing candidate; 0 disables
-  int llm_parallelism = 8;      ///< agent calls in flight at once (the backend may limit further)
+  int iterations = 15;              ///< I
+  int plans = 12;                   ///< N plans per beam kernel
+  int beam = 6;                     ///< B
+  int samples = 2;                  ///< K executor samples per plan
+  int top_k = 8;                    ///< lesson pairs per iteration
+  int memory_capacity = 16;         ///< ExpN: lessons given to one planner prompt, at most
+  size_t lesson_bytes = 12 * 1024;  ///< of the lessons block in one planner prompt, at most
+  double max_threshold = 1.04;      ///< a pair is a positive lesson above this speedup
+  double min_threshold = 1.15;      ///< a pair is a negative lesson below 1/this
+  int fix_rounds = 1;               ///< R fixer rounds for a failing candidate; 0 disables
+  int llm_parallelism = 8;          ///< agent calls in flight at once (the backend may limit further)
+  ProposalMode proposals = ProposalMode::kSequential;
+  /// What the search's kernels are (task, family, target, language; the bound
+  /// is each kernel's own): the memory is asked for lessons about such
+  /// kernels, and the lessons learnt are tagged so.
+  memory::LessonTags scope;
 };
 
 /// A kernel the search has seen.
@@ -98,7 +112,7 @@ class SearchListener {
 struct SearchState {
   int completed_iterations = 0;
   std::vector<Candidate> beam;               ///< best first
-  std::vector<memory::MemoryLesson> memory;  ///< newest first
+  std::vector<memory::MemoryLesson> memory;  ///< the lessons drawn on, newest first
   Candidate best;                            ///< best ever (ok), or the baseline
   Candidate baseline;
   /// Every candidate evaluated so far in this search (the baseline included):
@@ -119,5 +133,10 @@ SearchState RunBeamSearch(agents::Agents& agents, CandidateEvaluator& evaluator,
 
 /// What the planner is shown about a kernel's profile.
 std::string ProfileText(const eval::Profile& profile);
+
+/// The plans that led from the baseline to `c`, oldest first, one numbered
+/// line each (the plan's title), following parent hashes through `known`; ""
+/// for the baseline.
+std::string Lineage(const Candidate& c, const std::vector<Candidate>& known);
 
 }  // namespace accelopt::search

@@ -1,6 +1,7 @@
 // The embedded store: one SQLite file, one connection, calls serialized by a mutex.
 
 #include <sqlite3.h>
+#include <cmath>
 
 #include <cstring>
 #include <filesystem>
@@ -21,9 +22,9 @@ namespace {
 #define ACCELOPT_SELECT_CANDIDATE                                                                              \
   "SELECT id, run_id, task, iteration, parent_id, plan, code, code_hash, status, latency_s, percent_of_peak, " \
   "profile FROM candidates"
-#define ACCELOPT_SELECT_LESSON                                                                                 \
-  "SELECT id, memory, task, target, speedup, title, text, run_id, slow_candidate, fast_candidate, created_at " \
-  "FROM lessons"
+#define ACCELOPT_SELECT_LESSON                                                                                  \
+  "SELECT id, memory, task, target, speedup, title, text, run_id, slow_candidate, fast_candidate, created_at, " \
+  "speedup_low, speedup_high, tags FROM lessons"
 
 // Schema migrations: kMigrations[v] takes a database at user_version v to v + 1.
 // A later version appends a step here; never edit a step that has shipped.
@@ -95,6 +96,12 @@ CREATE TABLE lessons (
   created_at TEXT NOT NULL
 );
 CREATE INDEX lessons_by_memory ON lessons(memory);
+)sql",
+    // Lessons carry their verified interval and tags (family, bound, language, strategies).
+    R"sql(
+ALTER TABLE lessons ADD COLUMN speedup_low REAL;
+ALTER TABLE lessons ADD COLUMN speedup_high REAL;
+ALTER TABLE lessons ADD COLUMN tags TEXT NOT NULL DEFAULT '{}';
 )sql",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
@@ -359,10 +366,16 @@ class SqliteStore : public Store {
     std::lock_guard lock(mu_);
     Query q = Prepare("add lesson",
                       "INSERT INTO lessons (memory, task, target, speedup, title, text, run_id, slow_candidate, "
-                      "fast_candidate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, " ACCELOPT_NOW "))");
+                      "fast_candidate, created_at, speedup_low, speedup_high, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+                      "?, COALESCE(?, " ACCELOPT_NOW "), ?, ?, ?)");
     q.BindText(lesson.memory).BindText(lesson.task).BindText(lesson.target).BindReal(lesson.speedup);
     q.BindText(lesson.title).BindText(lesson.text).BindInt(lesson.run_id).BindInt(lesson.slow_candidate);
     q.BindInt(lesson.fast_candidate).BindTextOrNull(lesson.created_at);
+    q.BindReal(lesson.speedup_low).BindReal(lesson.speedup_high);
+    q.BindJson({{"family", lesson.family},
+                {"bound", lesson.bound},
+                {"language", lesson.language},
+                {"strategies", lesson.strategies}});
     if (Status s = q.Run(); !s) return s.error();
     return sqlite3_last_insert_rowid(db_);
   }
@@ -423,17 +436,31 @@ class SqliteStore : public Store {
   }
 
   static Result<Lesson> ReadLesson(const Query& r) {
-    return Lesson{.id = r.Int(0),
-                  .memory = r.Text(1),
-                  .task = r.Text(2),
-                  .target = r.Text(3),
-                  .speedup = r.Real(4),
-                  .title = r.Text(5),
-                  .text = r.Text(6),
-                  .run_id = r.Int(7),
-                  .slow_candidate = r.Int(8),
-                  .fast_candidate = r.Int(9),
-                  .created_at = r.Text(10)};
+    Lesson l{.id = r.Int(0),
+             .memory = r.Text(1),
+             .task = r.Text(2),
+             .target = r.Text(3),
+             .speedup = r.Real(4),
+             .title = r.Text(5),
+             .text = r.Text(6),
+             .run_id = r.Int(7),
+             .slow_candidate = r.Int(8),
+             .fast_candidate = r.Int(9),
+             .created_at = r.Text(10)};
+    // Recorded before intervals were kept (NULL): the estimate is all there is.
+    l.speedup_low = std::isnan(r.Real(11)) ? l.speedup : r.Real(11);
+    l.speedup_high = std::isnan(r.Real(12)) ? l.speedup : r.Real(12);
+    auto tags = r.JsonAt(13);
+    if (!tags) return tags.error();
+    try {
+      l.family = tags->value("family", "");
+      l.bound = tags->value("bound", "");
+      l.language = tags->value("language", "");
+      l.strategies = tags->value("strategies", std::vector<std::string>{});
+    } catch (const Json::exception& e) {
+      return r.Fail(std::string("lesson ") + std::to_string(l.id) + " tags: " + e.what());
+    }
+    return l;
   }
 
   template <typename T, typename Reader>

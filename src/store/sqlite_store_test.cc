@@ -64,6 +64,12 @@ Lesson MakeLesson(const std::string& memory, const std::string& title) {
                 .task = "matmul",
                 .target = "cpu",
                 .speedup = 2.5,
+                .speedup_low = 2.25,
+                .speedup_high = 2.75,
+                .family = "matmul",
+                .bound = "mm",
+                .language = "c++",
+                .strategies = {"tiling", "threading"},
                 .title = title,
                 .text = "**" + title + "**\nbefore/after",
                 .run_id = 7,
@@ -86,7 +92,7 @@ class SqliteStoreTest : public ::testing::Test {
 TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   auto store = Open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "1");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "2");
   EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
   for (const char* table : {"runs", "llm_calls", "evaluations", "candidates", "iterations", "lessons"}) {
     EXPECT_EQ(
@@ -96,7 +102,33 @@ TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   store.reset();
   // Opening an up-to-date file again migrates nothing and keeps the version.
   ASSERT_TRUE(Open());
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "1");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "2");
+}
+
+TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
+  // The lessons table as version 1 made it, with one lesson.
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "CREATE TABLE lessons (id INTEGER PRIMARY KEY AUTOINCREMENT, memory TEXT NOT NULL, task TEXT "
+                         "NOT NULL, target TEXT NOT NULL, speedup REAL, title TEXT NOT NULL, text TEXT NOT NULL, "
+                         "run_id INTEGER NOT NULL, slow_candidate INTEGER NOT NULL, fast_candidate INTEGER NOT NULL, "
+                         "created_at TEXT NOT NULL);"
+                         "INSERT INTO lessons VALUES (1, 'shared', 'silu', 'cpu', 1.5, 't', '**t**', 2, 3, 4, "
+                         "'2026-01-01T00:00:00Z');"
+                         "PRAGMA user_version = 1;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  auto store = Open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "2");
+  auto lesson = store->GetLesson(1);
+  ASSERT_TRUE(lesson.ok() && lesson->has_value()) << (lesson.ok() ? "none" : lesson.error().message);
+  EXPECT_EQ((*lesson)->speedup_low, 1.5);
+  EXPECT_EQ((*lesson)->speedup_high, 1.5);
+  EXPECT_EQ((*lesson)->family, "");
+  EXPECT_TRUE((*lesson)->strategies.empty());
 }
 
 TEST_F(SqliteStoreTest, CreatesAMissingFolder) {
@@ -379,6 +411,12 @@ TEST_F(SqliteStoreTest, LessonsRoundTripNewestFirstWithLimit) {
   EXPECT_EQ((*got)->task, want.task);
   EXPECT_EQ((*got)->target, want.target);
   EXPECT_DOUBLE_EQ((*got)->speedup, want.speedup);
+  EXPECT_DOUBLE_EQ((*got)->speedup_low, want.speedup_low);
+  EXPECT_DOUBLE_EQ((*got)->speedup_high, want.speedup_high);
+  EXPECT_EQ((*got)->family, want.family);
+  EXPECT_EQ((*got)->bound, want.bound);
+  EXPECT_EQ((*got)->language, want.language);
+  EXPECT_EQ((*got)->strategies, want.strategies);
   EXPECT_EQ((*got)->title, want.title);
   EXPECT_EQ((*got)->text, want.text);
   EXPECT_EQ((*got)->run_id, want.run_id);

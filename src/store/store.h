@@ -47,8 +47,13 @@ struct Lesson {
   std::string memory;  ///< memory name ("shared", a user's name, or "run-<id>" for fresh)
   std::string task, target;
   double speedup = 0;  ///< fast / slow (below 1 for a negative lesson)
-  std::string title;   ///< the bold title
-  std::string text;    ///< the whole lesson (title, description, before/after snippet)
+  /// Its 95% interval as verified side by side (equal to speedup when only
+  /// medians were known; lessons recorded before intervals were kept read so).
+  double speedup_low = 0, speedup_high = 0;
+  std::string family, bound, language;  ///< tags: the task's family, the slow kernel's bound, the kernel language
+  std::vector<std::string> strategies;  ///< tags: the kinds of transformation
+  std::string title;                    ///< the bold title
+  std::string text;                     ///< the whole lesson (title, description, before/after snippet)
   int64_t run_id = 0, slow_candidate = 0, fast_candidate = 0;  ///< lineage
   std::string created_at;
 };

@@ -239,6 +239,12 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
   if (task.name != fs::path(task.dir).filename().string())
     return f.Fail("name", *name, "must equal the folder name '" + fs::path(task.dir).filename().string() + "'");
   if (root["description"]) task.description = root["description"].Scalar();
+  if (const auto& family = root["family"]) {
+    if (!family.IsScalar()) return f.Fail("family", family, "expected a name");
+    task.family = family.Scalar();
+    if (auto problem = NameProblem(task.family); !problem.empty())
+      return f.Fail("family", family, "the family name " + problem);
+  }
   if (const auto& prov = root["provenance"]; prov && prov.IsMap())
     for (const auto& item : prov) task.provenance[item.first.Scalar()] = Flatten(item.second);
 
@@ -399,6 +405,12 @@ std::string BoundTask::ShapeHeader(bool float_constants) const {
   for (const auto& [name, value] : task->constants)
     out << "constexpr " << type << " " << name << " = " << value << ";\n";
   return out.str();
+}
+
+std::string ShapeText(const Bindings& params) {
+  std::string out;
+  for (const auto& [k, v] : params) out += (out.empty() ? "" : " ") + k + "=" + std::to_string(static_cast<long>(v));
+  return out;
 }
 
 }  // namespace accelopt::suite

@@ -35,6 +35,9 @@ struct Task {
   std::string name;
   std::string dir;  ///< absolute folder path
   std::string description;
+  /// What kind of kernel it is (matmul, elementwise, ...): lessons learnt on
+  /// one task are given first to planners of the same family. "" when not said.
+  std::string family;
   std::map<std::string, std::string> provenance;  ///< model, shape, note (as text)
   std::map<std::string, Bindings> shapes;         ///< shape name -> parameters
   Bindings constants;                             ///< non-shape numbers (eps, ...)
@@ -65,6 +68,9 @@ struct BoundTask {
   /// constants are double, or float for a float32 evaluation of the reference.
   std::string ShapeHeader(bool float_constants = false) const;
 };
+
+/// A shape's parameters as "K=1024 M=6 N=3072".
+std::string ShapeText(const Bindings& params);
 
 /// Loads and validates `dir/task.yaml`. Errors name the file, the field and
 /// what was expected.

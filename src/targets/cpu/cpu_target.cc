@@ -158,15 +158,9 @@ class CpuTarget : public targets::Target {
 };
 
 std::vector<CpuTarget::OtherShape> CpuTarget::OtherShapesOf(const targets::EvalRequest& request) const {
-  auto evaluated = suite::Bind(*request.task, request.shape);
-  const long limit = evaluated ? Elements(*evaluated) : 0;
   std::vector<OtherShape> others;
-  for (const auto& [shape, params] : request.task->shapes) {
-    if (shape == request.shape) continue;
-    auto bound = suite::Bind(*request.task, shape);
-    // A shape that does not bind is kept, to be reported.
-    if (!bound || Elements(*bound) <= limit) others.push_back({shape, std::move(bound)});
-  }
+  for (const std::string& shape : CheckedShapes(*request.task, request.shape))
+    others.push_back({shape, suite::Bind(*request.task, shape)});
   return others;
 }
 
@@ -581,6 +575,18 @@ Status CheckMemoryFor(const suite::BoundTask& bound) {
     return Error{text};
   }
   return Ok{};
+}
+
+std::vector<std::string> CheckedShapes(const suite::Task& task, const std::string& shape) {
+  auto evaluated = suite::Bind(task, shape);
+  const long limit = evaluated ? Elements(*evaluated) : 0;
+  std::vector<std::string> others;
+  for (const auto& [name, params] : task.shapes) {
+    if (name == shape) continue;
+    auto bound = suite::Bind(task, name);
+    if (!bound || Elements(*bound) <= limit) others.push_back(name);
+  }
+  return others;
 }
 
 std::unique_ptr<targets::Target> MakeCpuTarget(const CpuTargetOptions& options) {

@@ -104,6 +104,11 @@ double MemoryNeededBytes(const suite::BoundTask& bound);
 /// such a shape is refused before anything is drawn.
 Status CheckMemoryFor(const suite::BoundTask& bound);
 
+/// The task's other shapes a candidate evaluated at `shape` is also checked on
+/// (untimed): those no larger than `shape`, and those that do not bind (to be
+/// reported), by name.
+std::vector<std::string> CheckedShapes(const suite::Task& task, const std::string& shape);
+
 /// Creates the cpu target. Thread-compatible: one Evaluate at a time.
 std::unique_ptr<targets::Target> MakeCpuTarget(const CpuTargetOptions& options);
 

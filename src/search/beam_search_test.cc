@@ -1,0 +1,250 @@
+// The beam search with the real prompt templates, a model that answers from
+// rules and an evaluator that reads each kernel's latency from its code: what
+// the agents are shown and which pairs become lessons.
+
+#include "search/beam_search.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <mutex>
+#include <regex>
+
+namespace accelopt::search {
+namespace {
+
+struct Call {
+  std::string role, prompt, key;
+};
+
+// Answers each call with `answer(role, prompt, key)`, and records it.
+class RuleModel : public agents::ModelPort {
+ public:
+  using Rule = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
+  explicit RuleModel(Rule answer) : answer_(std::move(answer)) {}
+  Result<std::string> Ask(const std::string& role, const std::string& prompt, const std::string& key) override {
+    std::lock_guard lock(mu_);
+    calls.push_back({role, prompt, key});
+    return answer_(role, prompt, key);
+  }
+  std::vector<Call> Of(const std::string& role) const {
+    std::vector<Call> out;
+    for (const auto& c : calls)
+      if (c.role == role) out.push_back(c);
+    return out;
+  }
+  std::vector<Call> calls;
+
+ private:
+  Rule answer_;
+  std::mutex mu_;
+};
+
+// A kernel's code is "ms N;" plus a body: ok, with a median of N ms, memory-bound.
+class CodeTimedEvaluator : public CandidateEvaluator {
+ public:
+  std::vector<Result<eval::Profile>> Evaluate(const std::vector<std::string>& codes) override {
+    std::vector<Result<eval::Profile>> out;
+    for (const auto& code : codes) {
+      std::smatch m;
+      eval::Profile p;
+      p.task = "t";
+      p.bound = "memory";
+      if (std::regex_search(code, m, std::regex("ms ([0-9.]+);"))) {
+        p.status = eval::Verdict::kOk;
+        p.latency = eval::LatencyStats{};
+        p.latency->median_s = p.latency->min_s = p.latency->max_s = std::stod(m[1]) * 1e-3;
+        p.latency->calls = 10;
+      } else {
+        p.status = eval::Verdict::kCompileError;
+      }
+      out.push_back(p);
+    }
+    return out;
+  }
+};
+
+class Lessons : public SearchListener {
+ public:
+  void OnLesson(memory::MemoryLesson& lesson, const Candidate& slow, const Candidate& fast) override {
+    pairs.push_back({slow.hash, fast.parent_hash});
+    lessons.push_back(lesson);
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;  // (slow's hash, fast's parent hash)
+  std::vector<memory::MemoryLesson> lessons;
+};
+
+std::string Fenced(const std::string& code) { return "```cpp\n" + code + "```\n"; }
+
+class BeamSearchTest : public ::testing::Test {
+ protected:
+  BeamSearchTest() {
+    auto templates = agents::PromptTemplates::Load(std::string(ACCELOPT_SOURCE_DIR) + "/prompts/cpu");
+    EXPECT_TRUE(templates.ok()) << templates.error().message;
+    templates_ = *templates;
+    options_.iterations = 1;
+    options_.plans = 3;
+    options_.beam = 2;
+    options_.samples = 1;
+    options_.fix_rounds = 0;
+    options_.llm_parallelism = 4;
+    options_.scope = {"t", "elementwise", "", "cpu", "c++", {}};
+  }
+
+  SearchState Start() {
+    SearchState state;
+    CodeTimedEvaluator evaluator;
+    Candidate baseline;
+    baseline.code = "ms 8;\n";
+    baseline.hash = agents::CodeHash(baseline.code);
+    baseline.profile = *evaluator.Evaluate({baseline.code}).front();
+    state.baseline = state.best = baseline;
+    state.beam = state.known = {baseline};
+    return state;
+  }
+
+  SearchState Run(RuleModel& model, SearchState state, SearchListener& listener) {
+    agents::Agents agents(model, templates_, agents::TaskBrief{"t", "out = 2x", "const float* x, float* out"});
+    CodeTimedEvaluator evaluator;
+    return RunBeamSearch(agents, evaluator, std::move(state), options_, listener, "run1/t");
+  }
+
+  agents::PromptTemplates templates_;
+  SearchOptions options_;
+};
+
+// The plan's title names the code the executor writes: "ms N" in the title gives a kernel of N ms.
+std::string ExecutorFromTitle(const std::string& prompt) {
+  std::smatch m;
+  std::regex_search(prompt, m, std::regex("Plan: ([^\n]*)"));
+  std::string title = m[1];
+  std::smatch ms;
+  std::regex_search(title, ms, std::regex("ms ([0-9.]+)"));
+  return Fenced("ms " + std::string(ms[1]) + ";\n// " + title + "\n");
+}
+
+TEST_F(BeamSearchTest, EachSequentialPlanSeesTheTitlesBeforeIt) {
+  int n = 0;
+  RuleModel model([&](const std::string& role, const std::string& prompt, const std::string&) -> std::string {
+    if (role == "planner") return "PLAN: idea " + std::to_string(++n) + " ms 4\nDo it.";
+    if (role == "executor") return ExecutorFromTitle(prompt);
+    return "no optimization found";
+  });
+  SearchListener listener;
+  Run(model, Start(), listener);
+  auto plans = model.Of("planner");
+  ASSERT_EQ(plans.size(), 3u);
+  EXPECT_NE(plans[0].prompt.find("This is proposal 1 of 3"), std::string::npos);
+  EXPECT_NE(plans[0].prompt.find("(none yet: this is the first)"), std::string::npos);
+  EXPECT_NE(plans[1].prompt.find("This is proposal 2 of 3"), std::string::npos);
+  EXPECT_NE(plans[1].prompt.find("- idea 1 ms 4\n"), std::string::npos) << plans[1].prompt;
+  EXPECT_NE(plans[2].prompt.find("- idea 1 ms 4\n- idea 2 ms 4\n"), std::string::npos) << plans[2].prompt;
+  EXPECT_EQ(model.Of("executor").size(), 3u);
+}
+
+TEST_F(BeamSearchTest, OneCallAsksForAllPlansOfAKernelAtOnce) {
+  options_.proposals = ProposalMode::kOneCall;
+  RuleModel model([&](const std::string& role, const std::string& prompt, const std::string&) -> std::string {
+    if (role == "planner")
+      return "PLAN: tile ms 4\nA.\n\nPLAN: unroll ms 5\nB.\n\nPLAN: thread ms 2\nC.\n\nPLAN: extra ms 1\nD.";
+    if (role == "executor") return ExecutorFromTitle(prompt);
+    return "no optimization found";
+  });
+  SearchListener listener;
+  SearchState state = Run(model, Start(), listener);
+  auto plans = model.Of("planner");
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_NE(plans[0].prompt.find("Propose 3 DISTINCT optimization steps"), std::string::npos) << plans[0].prompt;
+  EXPECT_EQ(model.Of("executor").size(), 3u);  // the fourth plan is beyond the three asked for
+  EXPECT_EQ(state.best.latency(), 2e-3);
+}
+
+TEST_F(BeamSearchTest, AgentsSeeTheLineageAndTheSummarizerBothProfiles) {
+  options_.iterations = 2;
+  options_.plans = 1;
+  options_.beam = 1;
+  int iteration = 0;
+  RuleModel model([&](const std::string& role, const std::string& prompt, const std::string& key) -> std::string {
+    if (role == "planner") {
+      iteration = key.find("/it2/") != std::string::npos ? 2 : 1;
+      return iteration == 1 ? "PLAN: fuse loops ms 4\nA." : "PLAN: vectorize ms 2\nB.";
+    }
+    if (role == "executor") return ExecutorFromTitle(prompt);
+    return "**Lesson**\nIt helped.\nSTRATEGY: fusion\n";
+  });
+  Lessons listener;
+  Run(model, Start(), listener);
+  auto executors = model.Of("executor");
+  ASSERT_EQ(executors.size(), 2u);
+  EXPECT_NE(executors[0].prompt.find("(none: this is the baseline)"), std::string::npos);
+  EXPECT_NE(executors[1].prompt.find("oldest first):\n1. fuse loops ms 4\n"), std::string::npos) << executors[1].prompt;
+  auto summaries = model.Of("summarizer");
+  ASSERT_EQ(summaries.size(), 2u);
+  EXPECT_NE(summaries[0].prompt.find("latency: median 8 ms"), std::string::npos) << summaries[0].prompt;
+  EXPECT_NE(summaries[0].prompt.find("latency: median 4 ms"), std::string::npos) << summaries[0].prompt;
+  EXPECT_NE(summaries[0].prompt.find("speedup over the first is 2.00 (the ratio of the two median latencies)"),
+            std::string::npos)
+      << summaries[0].prompt;
+  // The lessons carry the kernel's tags and the strategy the summarizer named.
+  ASSERT_EQ(listener.lessons.size(), 2u);
+  const memory::MemoryLesson& l = listener.lessons[0];
+  EXPECT_EQ(l.tags, (memory::LessonTags{"t", "elementwise", "memory", "cpu", "c++", {"fusion"}}));
+  EXPECT_EQ(l.speedup, 2);
+  // The second iteration's planner was given the first lesson.
+  auto planners = model.Of("planner");
+  EXPECT_NE(planners[1].prompt.find("Lesson 1 (from t, elementwise, memory-bound; fusion"), std::string::npos)
+      << planners[1].prompt;
+}
+
+TEST_F(BeamSearchTest, ADuplicateOfAnotherParentsChildTeachesNoLesson) {
+  // Iteration 1: from the baseline, "a" (4 ms) and "b" (5 ms). Iteration 2:
+  // from "a" and "b", every plan writes "c" (2 ms), first evaluated as a's
+  // child; b's copy of it is a duplicate whose parent is a, not b.
+  options_.iterations = 2;
+  options_.plans = 2;
+  RuleModel model([&](const std::string& role, const std::string& prompt, const std::string& key) -> std::string {
+    if (role == "planner") {
+      if (key.find("/it1/") != std::string::npos)
+        return key.find("plan0") != std::string::npos ? "PLAN: a ms 4\nA." : "PLAN: b ms 5\nB.";
+      return "PLAN: c ms 2\nC.";
+    }
+    if (role == "executor") return ExecutorFromTitle(prompt);
+    return "**Lesson**\nText.\n";
+  });
+  Lessons listener;
+  SearchState state = Run(model, Start(), listener);
+  ASSERT_FALSE(listener.pairs.empty());
+  for (const auto& [slow, parent_of_fast] : listener.pairs) EXPECT_EQ(slow, parent_of_fast);
+  // baseline->a, baseline->b, a->c: three lessons, none for b->c.
+  EXPECT_EQ(listener.pairs.size(), 3u);
+  EXPECT_EQ(state.best.latency(), 2e-3);
+}
+
+TEST(ProfileText, ShowsOwnWarningsAndWhatDidNotVectorizeNotWhatDid) {
+  eval::Profile p;
+  p.status = eval::Verdict::kOk;
+  p.latency = eval::LatencyStats{};
+  p.latency->median_s = 1e-3;
+  p.compile_log = "kernel.cpp:3:7: warning: unused variable 'x'\n";
+  p.vectorization_report = "kernel.cpp:5:3: optimized: loop vectorized using 64 byte vectors\n";
+  p.not_vectorized = "kernel.cpp:9: control flow in loop\n";
+  std::string text = ProfileText(p);
+  EXPECT_NE(text.find("compiler warnings on the kernel's own lines:\nkernel.cpp:3:7: warning: unused"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kernel.cpp:9: control flow in loop"), std::string::npos) << text;
+  EXPECT_EQ(text.find("loop vectorized"), std::string::npos) << text;
+}
+
+TEST(Lineage, FollowsParentHashesOldestFirst) {
+  Candidate base{.plan = "", .hash = "h0"};
+  Candidate a{.parent_hash = "h0", .plan = "tile\ndetails", .hash = "h1"};
+  Candidate b{.parent_hash = "h1", .plan = "unroll", .hash = "h2"};
+  EXPECT_EQ(Lineage(b, {base, a, b}), "1. tile\n2. unroll\n");
+  EXPECT_EQ(Lineage(base, {base, a, b}), "");
+  Candidate loop{.parent_hash = "h3", .plan = "x", .hash = "h3"};  // a corrupt record pointing at itself
+  EXPECT_EQ(Lineage(loop, {loop}), "1. x\n");
+}
+
+}  // namespace
+}  // namespace accelopt::search
