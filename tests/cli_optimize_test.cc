@@ -172,5 +172,41 @@ TEST(CliOptimize, UnknownRunIsAClearError) {
   EXPECT_NE(resume.out.find("no run 42"), std::string::npos) << resume.out;
 }
 
+// `memory search` shows the lessons a planner of the described kernel would
+// get, in its order: same bound and family first, then the largest verified effect.
+TEST(CliMemory, SearchRanksAsAPlannerIsGivenAndFilters) {
+  testing::TempDir dir;
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  const std::string file = dir.path() + "/lessons.json";
+  std::ofstream(file) << R"([
+    {"task": "matmul", "family": "matmul", "bound": "mm", "speedup": 3.0, "speedup_low": 2.9, "speedup_high": 3.1,
+     "strategies": ["tiling"], "title": "Tile", "text": "**Tile** for L2"},
+    {"task": "adamw", "family": "elementwise", "bound": "memory", "speedup": 1.3, "speedup_low": 1.2,
+     "speedup_high": 1.4, "strategies": ["vectorization"], "title": "Vector sqrt", "text": "**Vector sqrt** no errno"},
+    {"task": "silu", "family": "elementwise", "bound": "memory", "speedup": 0.5, "speedup_low": 0.45,
+     "speedup_high": 0.55, "strategies": ["threading"], "title": "Too many threads", "text": "**Too many threads**"}
+  ])";
+  ASSERT_EQ(Accelopt("memory import " + file + " --memory m" + db).exit_code, 0);
+  CommandRun ranked = Accelopt("memory search --memory m --tag family=elementwise --tag bound=memory --json" + db);
+  ASSERT_EQ(ranked.exit_code, 0) << ranked.out;
+  Json lessons = Json::parse(ranked.out);
+  ASSERT_EQ(lessons.size(), 3u);
+  EXPECT_EQ(lessons[0]["title"], "Too many threads");  // |log 0.55| > log 1.2
+  EXPECT_EQ(lessons[0]["relevance"], 2);
+  EXPECT_EQ(lessons[1]["title"], "Vector sqrt");
+  EXPECT_EQ(lessons[2]["title"], "Tile");
+  EXPECT_EQ(lessons[2]["relevance"], 0);
+  CommandRun filtered = Accelopt("memory search --memory m --tag strategy=tiling L2" + db);
+  EXPECT_EQ(filtered.exit_code, 0) << filtered.out;
+  EXPECT_NE(filtered.out.find("1 of 3 lessons in memory 'm'"), std::string::npos) << filtered.out;
+  EXPECT_NE(filtered.out.find("Lesson 1 (from matmul, matmul, mm-bound; tiling; made a kernel faster, 3.00x (95% "
+                              "interval 2.90 to 3.10)):\n**Tile** for L2"),
+            std::string::npos)
+      << filtered.out;
+  CommandRun bad = Accelopt("memory search --memory m --tag colour=red" + db);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("unknown tag 'colour'"), std::string::npos) << bad.out;
+}
+
 }  // namespace
 }  // namespace accelopt

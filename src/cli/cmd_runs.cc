@@ -197,6 +197,7 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
   cmd->add_option("--tag", tags,
                   "key=value: task, family, bound, target, language describe the planner's kernel; strategy= "
                   "keeps lessons of that kind (repeatable)")
+      ->allow_extra_args(false)
       ->check([](const std::string& tag) -> std::string {
         size_t eq = tag.find('=');
         if (eq == std::string::npos || eq + 1 == tag.size()) return "expected key=value, got '" + tag + "'";
