@@ -62,6 +62,7 @@ std::map<std::string, std::string> Agents::Common() const {
       {"isa", brief_.isa},
       {"checked_shapes", brief_.checked_shapes.empty() ? "none" : brief_.checked_shapes},
       {"tolerance", tolerance}};
+  v["tune_budget"] = std::to_string(brief_.tune_budget);
   std::string strategies;
   for (const auto& name : Strategies()) strategies += (strategies.empty() ? "" : ", ") + name;
   v["strategies"] = strategies;

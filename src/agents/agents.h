@@ -37,6 +37,7 @@ struct TaskBrief {
   std::string task, description, signature, shape, reference, flags, isa;
   std::string checked_shapes;  ///< the other shapes the kernel is checked on, "" when none
   double tolerance = 2e-5;
+  int tune_budget = 0;  ///< variants of declared tunable constants the engine tries itself per kernel
 };
 
 /// A kernel as the agents see it.

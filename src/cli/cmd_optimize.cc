@@ -52,6 +52,7 @@ Json ToJson(const OptimizeFlags& f) {
             {"fix_rounds", s.fix_rounds},
             {"llm_parallelism", s.llm_parallelism},
             {"proposals", search::ProposalModeName(s.proposals)},
+            {"tune_budget", s.tune_budget},
             {"lesson_bytes", s.lesson_bytes}}},
           {"llm",
            {{"config", ConfigPathFor(f.llm)},
@@ -79,6 +80,7 @@ OptimizeFlags FromJson(const Json& j) {
   f.search.proposals =
       search::ProposalModeFromName(s.value("proposals", "sequential")).value_or(search::ProposalMode::kSequential);
   f.search.lesson_bytes = s.value("lesson_bytes", f.search.lesson_bytes);
+  f.search.tune_budget = s.value("tune_budget", 0);  // runs recorded before the sweep existed had none
   const Json& l = j.at("llm");
   f.llm.config_path = l.value("config", "");
   f.llm.override_.kind = l.value("kind", "");
@@ -104,6 +106,10 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
       ->check(CLI::PositiveNumber);
   cmd.add_option("--lesson-bytes", s.lesson_bytes, "size of the lessons block in a planner's prompt, at most")
       ->check(CLI::PositiveNumber);
+  cmd.add_option("--tune-budget", s.tune_budget,
+                 "variants of a kernel's declared tunable constants (// accelopt:tune NAME v1 v2 ...) the engine "
+                 "builds and times itself; 0 turns the sweep off")
+      ->check(CLI::NonNegativeNumber);
   static std::string proposals = search::ProposalModeName(s.proposals);
   cmd.add_option("--proposals", proposals,
                  "how the N plans for a kernel are asked for: sequential (one call each, told the titles before "

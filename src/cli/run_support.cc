@@ -152,6 +152,10 @@ void RunRecorder::OnAgentFailure(const std::string& role, const std::string& mes
   fmt::print(stderr, "  {} failed: {}\n", role, message.substr(0, 300));
 }
 
+void RunRecorder::OnTuning(const search::Candidate& kernel, const std::string& what) {
+  fmt::print(stderr, "[{}] tuning candidate {}: {}\n", task_, kernel.id, what);
+}
+
 void RunRecorder::OnDuplicate(const search::Candidate& sample, const search::Candidate& original) {
   const std::string plan = sample.plan.substr(0, sample.plan.find('\n'));
   fmt::print(stderr,
@@ -287,7 +291,9 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   StoreModelPort port(db, client, run_id, task.name);
   auto templates = agents::PromptTemplates::Load(f.prompts_dir);
   if (!templates) return templates.error();
-  agents::Agents agents(port, *templates, BriefFor(task, f.shape, f.hardware));
+  agents::TaskBrief brief = BriefFor(task, f.shape, f.hardware);
+  brief.tune_budget = f.search.tune_budget;
+  agents::Agents agents(port, *templates, brief);
   const std::string& memory_name = f.memory_name;
   RunRecorder recorder(db, client, run_id, task.name, memory_name, f.search.iterations);
 

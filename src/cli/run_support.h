@@ -60,6 +60,7 @@ class RunRecorder : public search::SearchListener {
   void OnLesson(memory::MemoryLesson& lesson, const search::Candidate& slow, const search::Candidate& fast) override;
   void OnComparison(const search::Candidate& parent, const search::Candidate& child) override;
   void OnAgentFailure(const std::string& role, const std::string& message) override;
+  void OnTuning(const search::Candidate& kernel, const std::string& what) override;
   void OnDuplicate(const search::Candidate& sample, const search::Candidate& original) override;
   void OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) override;
   void OnIteration(int iteration, const std::vector<search::Candidate>& beam,

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "search/selection.h"
+#include "search/tuning.h"
 
 namespace accelopt::search {
 
@@ -192,6 +193,8 @@ class Iteration {
     EvaluateSamples();
     for (int round = 1; round <= options_.fix_rounds && Healthy(); ++round) FixFailures(round);
     if (!Healthy()) return;
+    Tune();
+    if (!Healthy()) return;
     Learn();
     if (!Healthy()) return;
     UpdateBeam();
@@ -358,18 +361,87 @@ class Iteration {
     failures_.clear();
   }
 
-  // The kept child against its parent: timed side by side when the evaluator
-  // can, else the ratio of the two medians (an interval of one point).
-  Speedup CompareWithParent(const Candidate& parent, Candidate& child) {
-    auto paired = evaluator_.Compare(parent.code, child.code);
+  // The engine's own sweep of the constants each new correct kernel declares
+  // tunable: the variants are built and timed as one batch; the fastest joins
+  // its plan's samples when it beats the kernel side by side.
+  void Tune() {
+    if (options_.tune_budget == 0) return;
+    struct Sweep {
+      Proposal* proposal;
+      Candidate kernel;
+      std::vector<Candidate> variants;
+    };
+    std::vector<Sweep> sweeps;
+    std::set<std::string> swept;
+    for (auto& p : proposals_)
+      for (const auto& c : p.samples) {
+        // A duplicate of another parent's child is that parent's to tune.
+        if (!c.ok() || c.parent_hash != state_.beam[p.parent].hash || !swept.insert(c.hash).second) continue;
+        TunableScan scan = FindTunables(c.code);
+        for (const auto& problem : scan.problems) listener_.OnTuning(c, "annotation not used: " + problem);
+        Sweep sweep{&p, c, {}};
+        for (const Setting& setting : TuningSettings(scan.tunables, static_cast<size_t>(options_.tune_budget))) {
+          Candidate v = c;
+          v.id = 0;
+          v.code = ApplySetting(c.code, setting);
+          v.hash = agents::CodeHash(v.code);
+          v.plan = c.plan + "\n(constants tuned by the engine: " + SettingText(setting) + ")";
+          v.vs_parent.reset();
+          sweep.variants.push_back(std::move(v));
+        }
+        if (!sweep.variants.empty()) sweeps.push_back(std::move(sweep));
+      }
+    std::vector<Candidate*> batch;
+    for (auto& sweep : sweeps)
+      for (auto& v : sweep.variants) batch.push_back(&v);
+    if (batch.empty()) return;
+    EvaluateBatch(batch);
+    if (!Healthy()) return;
+    for (auto& sweep : sweeps) {
+      const Candidate* best = nullptr;
+      for (const auto& v : sweep.variants)
+        if (v.ok() && v.hash != sweep.kernel.hash && v.latency() < (best ? best->latency() : sweep.kernel.latency()))
+          best = &v;
+      if (!best) {
+        listener_.OnTuning(sweep.kernel, std::to_string(sweep.variants.size()) + " variants, none faster");
+        continue;
+      }
+      const Speedup speedup = SideBySide(sweep.kernel, *best);
+      const std::string result = std::to_string(sweep.variants.size()) + " variants; the fastest, " +
+                                 best->plan.substr(best->plan.rfind("(constants tuned")) + ", " + SpeedupText(speedup);
+      if (speedup.low <= 1.0) {
+        listener_.OnTuning(sweep.kernel, result + ": not kept (not faster side by side)");
+        continue;
+      }
+      listener_.OnTuning(sweep.kernel, result + ": kept");
+      sweep.proposal->samples.push_back(*best);
+    }
+  }
+
+  // `fast` against `slow`: timed side by side when the evaluator can (the
+  // comparison is kept in `*paired_out`), else the ratio of the two medians
+  // (an interval of one point).
+  Speedup SideBySide(const Candidate& slow, const Candidate& fast,
+                     std::optional<eval::PairedSpeedup>* paired_out = nullptr) {
+    auto paired = evaluator_.Compare(slow.code, fast.code);
     if (paired && paired->pairs > 0) {
-      child.vs_parent = *paired;
-      listener_.OnComparison(parent, child);
+      if (paired_out) *paired_out = *paired;
       return {paired->speedup, paired->ci_low, paired->ci_high};
     }
     if (!paired) listener_.OnAgentFailure("comparison", paired.error().message);
-    const double ratio = parent.latency() / child.latency();
+    const double ratio = slow.latency() / fast.latency();
     return {ratio, ratio, ratio};
+  }
+
+  // The kept child against its parent, side by side where possible.
+  Speedup CompareWithParent(const Candidate& parent, Candidate& child) {
+    std::optional<eval::PairedSpeedup> paired;
+    const Speedup speedup = SideBySide(parent, child, &paired);
+    if (paired) {
+      child.vs_parent = *paired;
+      listener_.OnComparison(parent, child);
+    }
+    return speedup;
   }
 
   // Keeps one sample per (kernel, plan), compares it with its parent side by

@@ -39,6 +39,9 @@ struct SearchOptions {
   int fix_rounds = 1;               ///< R fixer rounds for a failing candidate; 0 disables
   int llm_parallelism = 8;          ///< agent calls in flight at once (the backend may limit further)
   ProposalMode proposals = ProposalMode::kSequential;
+  /// Variants of each new kernel's declared tunable constants (search/tuning.h)
+  /// the engine builds and times itself; 0 turns the sweep off.
+  int tune_budget = 8;
   /// What the search's kernels are (task, family, target, language; the bound
   /// is each kernel's own): the memory is asked for lessons about such
   /// kernels, and the lessons learnt are tagged so.
@@ -94,6 +97,8 @@ class SearchListener {
   /// A new sample's code (comments and spacing aside) is a candidate already
   /// evaluated in this search: it shares that candidate's profile and is not evaluated again.
   virtual void OnDuplicate(const Candidate& sample, const Candidate& original) { (void)sample, (void)original; }
+  /// What the engine's sweep of a kernel's tunable constants did (or why an annotation was not used).
+  virtual void OnTuning(const Candidate& kernel, const std::string& what) { (void)kernel, (void)what; }
   /// An agent call failed (recorded by the model port already); the search goes on.
   virtual void OnAgentFailure(const std::string& role, const std::string& message) { (void)role, (void)message; }
   /// Progress within an iteration.

@@ -40,7 +40,7 @@ class RuleModel : public agents::ModelPort {
   std::mutex mu_;
 };
 
-// A kernel's code is "ms N;" plus a body: ok, with a median of N ms, memory-bound.
+// A kernel's code is "ms N;" (or "... ms = N;") plus a body: ok, with a median of N ms, memory-bound.
 class CodeTimedEvaluator : public CandidateEvaluator {
  public:
   std::vector<Result<eval::Profile>> Evaluate(const std::vector<std::string>& codes) override {
@@ -50,7 +50,7 @@ class CodeTimedEvaluator : public CandidateEvaluator {
       eval::Profile p;
       p.task = "t";
       p.bound = "memory";
-      if (std::regex_search(code, m, std::regex("ms ([0-9.]+);"))) {
+      if (std::regex_search(code, m, std::regex("ms (?:= )?([0-9.]+);"))) {
         p.status = eval::Verdict::kOk;
         p.latency = eval::LatencyStats{};
         p.latency->median_s = p.latency->min_s = p.latency->max_s = std::stod(m[1]) * 1e-3;
@@ -218,6 +218,45 @@ TEST_F(BeamSearchTest, ADuplicateOfAnotherParentsChildTeachesNoLesson) {
   // baseline->a, baseline->b, a->c: three lessons, none for b->c.
   EXPECT_EQ(listener.pairs.size(), 3u);
   EXPECT_EQ(state.best.latency(), 2e-3);
+}
+
+class Tunings : public SearchListener {
+ public:
+  void OnTuning(const Candidate&, const std::string& what) override { said.push_back(what); }
+  std::vector<std::string> said;
+};
+
+TEST_F(BeamSearchTest, TheEngineSweepsDeclaredConstantsAndKeepsAFasterVariant) {
+  options_.plans = 2;
+  options_.tune_budget = 8;
+  RuleModel model([&](const std::string& role, const std::string& prompt, const std::string& key) -> std::string {
+    if (role == "planner") return key.find("plan0") != std::string::npos ? "PLAN: tunable\nA." : "PLAN: badly\nB.";
+    if (role == "executor")
+      return prompt.find("Plan: tunable") != std::string::npos
+                 ? Fenced("constexpr double ms = 6;  // accelopt:tune ms 16 3 4\n")
+                 : Fenced("double ms = 5;  // accelopt:tune ms 1 2\nms 5;\n");
+    return "no optimization found";
+  });
+  Tunings listener;
+  SearchState state = Run(model, Start(), listener);
+  EXPECT_EQ(state.best.latency(), 3e-3);
+  EXPECT_NE(state.best.plan.find("tunable\nA.\n(constants tuned by the engine: ms=3)"), std::string::npos)
+      << state.best.plan;
+  EXPECT_EQ(state.best.parent_hash, state.baseline.hash);  // the variant is the beam parent's child, as recorded
+  EXPECT_EQ(state.beam.front().hash, state.best.hash);
+  ASSERT_EQ(listener.said.size(), 2u);
+  EXPECT_NE(listener.said[0].find("ms: no `constexpr"), std::string::npos) << listener.said[0];
+  EXPECT_NE(listener.said[1].find("3 variants; the fastest, (constants tuned by the engine: ms=3), 2.00"),
+            std::string::npos)
+      << listener.said[1];
+  EXPECT_NE(listener.said[1].find(": kept"), std::string::npos) << listener.said[1];
+  // 1 baseline + 2 samples + 3 variants, each evaluated once.
+  EXPECT_EQ(state.known.size(), 6u);
+
+  options_.tune_budget = 0;
+  Tunings off;
+  EXPECT_EQ(Run(model, Start(), off).known.size(), 3u);
+  EXPECT_TRUE(off.said.empty());
 }
 
 TEST(ProfileText, ShowsOwnWarningsAndWhatDidNotVectorizeNotWhatDid) {
