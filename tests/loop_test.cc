@@ -96,6 +96,7 @@ class Loop : public ::testing::Test {
     s.search.fix_rounds = 1;
     s.search.max_threshold = 0;  // every faster-or-not pair counts as positive on this tiny shape
     s.search.llm_parallelism = 1;
+    s.search.proposals = search::ProposalMode::kSequential;  // the recording answers one plan per call
     s.memory_name = "test-memory";
     s.shape = "test";
     s.prompts_dir = std::string(ACCELOPT_SOURCE_DIR) + "/prompts/cpu";

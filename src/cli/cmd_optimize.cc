@@ -140,6 +140,7 @@ void UseDemo(OptimizeFlags& f) {
   f.search.beam = 1;
   f.search.samples = 1;
   f.search.fix_rounds = 0;
+  f.search.proposals = search::ProposalMode::kSequential;  // recorded one plan per call
   if (f.memory == "shared") f.memory = "demo";  // recorded lessons stay out of the shared memory
 }
 

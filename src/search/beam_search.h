@@ -19,6 +19,10 @@
 namespace accelopt::search {
 
 /// How the N plans for one beam kernel are asked for.
+/// One call is the default: side by side with a real model (one iteration,
+/// N=4, on adamw, swiglu and bmm) both modes gave 12 distinct plans and no
+/// duplicate kernel, and one call asked 3 planner prompts instead of 12 and
+/// gave an equal or faster best kernel on each task.
 enum class ProposalMode {
   kSequential,  ///< one call per plan, each told the titles of those already proposed
   kOneCall,     ///< one call that returns N distinct plans
@@ -38,7 +42,7 @@ struct SearchOptions {
   double min_threshold = 1.15;      ///< a pair is a negative lesson below 1/this
   int fix_rounds = 1;               ///< R fixer rounds for a failing candidate; 0 disables
   int llm_parallelism = 8;          ///< agent calls in flight at once (the backend may limit further)
-  ProposalMode proposals = ProposalMode::kSequential;
+  ProposalMode proposals = ProposalMode::kOneCall;
   /// Variants of each new kernel's declared tunable constants (search/tuning.h)
   /// the engine builds and times itself; 0 turns the sweep off.
   int tune_budget = 8;

@@ -88,6 +88,7 @@ class BeamSearchTest : public ::testing::Test {
     options_.samples = 1;
     options_.fix_rounds = 0;
     options_.llm_parallelism = 4;
+    options_.proposals = ProposalMode::kSequential;  // the rules below answer one plan per call
     options_.scope = {"t", "elementwise", "", "cpu", "c++", {}};
   }
 
@@ -143,6 +144,7 @@ TEST_F(BeamSearchTest, EachSequentialPlanSeesTheTitlesBeforeIt) {
 }
 
 TEST_F(BeamSearchTest, OneCallAsksForAllPlansOfAKernelAtOnce) {
+  EXPECT_EQ(SearchOptions{}.proposals, ProposalMode::kOneCall);  // the default
   options_.proposals = ProposalMode::kOneCall;
   RuleModel model([&](const std::string& role, const std::string& prompt, const std::string&) -> std::string {
     if (role == "planner")
