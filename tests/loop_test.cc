@@ -181,6 +181,41 @@ TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
   EXPECT_EQ((*checkpoint)->first, 2);
 }
 
+// With one call for a kernel's plans (the default), the planner is asked once
+// per beam kernel for N distinct plans, and each plan gets its executor.
+TEST_F(Loop, OneCallAsksThePlannerOnceForAllItsPlans) {
+  std::ofstream(recording_)
+      << Line({{"role", "planner"},
+               {"match", "Propose 2 DISTINCT optimization steps"},
+               {"response", "PLAN: Unroll by four\nA.\n\nPLAN: Use OpenMP simd\nB."},
+               {"repeat", true}})
+      << Line({{"role", "executor"},
+               {"match", "Plan: Unroll by four"},
+               {"response", Fenced(kUnrolled)},
+               {"repeat", true}})
+      << Line({{"role", "executor"}, {"match", "Plan: Use OpenMP simd"}, {"response", Fenced(kSimd)}, {"repeat", true}})
+      << Line({{"role", "summarizer"}, {"response", "no optimization found"}, {"repeat", true}});
+  auto db = Db();
+  auto client = Client();
+  auto target = Target();
+  auto run = db->CreateRun(Json::object());
+  cli::TaskSettings settings = Settings();
+  settings.search.iterations = 1;
+  settings.search.proposals = search::ProposalMode::kOneCall;
+  auto result = cli::OptimizeTask(settings, *task_, *run, *db, *client, *target);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto calls = db->ListLlmCalls(*run);
+  ASSERT_TRUE(calls.ok());
+  int planner = 0, executor = 0;
+  for (const auto& c : *calls) {
+    planner += c["agent_role"] == "planner";
+    executor += c["agent_role"] == "executor";
+  }
+  EXPECT_EQ(planner, 1);
+  EXPECT_EQ(executor, 2);
+  EXPECT_EQ(target->evaluations, 3);  // the baseline and one kernel per plan
+}
+
 // A kernel that declares a constant tunable is swept by the engine with the
 // real evaluator: the variant that is faster side by side is recorded as the
 // plan's child of the same parent, with the setting in its plan.

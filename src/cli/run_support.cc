@@ -158,10 +158,10 @@ void RunRecorder::OnTuning(const search::Candidate& kernel, const std::string& w
 
 void RunRecorder::OnDuplicate(const search::Candidate& sample, const search::Candidate& original) {
   const std::string plan = sample.plan.substr(0, sample.plan.find('\n'));
-  fmt::print(stderr,
-             "[{}] the kernel written for plan '{}' is candidate {} again (comments and spacing aside): "
-             "not evaluated twice\n",
-             task_, plan.substr(0, 120), original.id);
+  const bool variant = sample.plan.find(search::kTunedMark) != std::string::npos;
+  fmt::print(stderr, "[{}] {} for plan '{}' is candidate {} again (comments and spacing aside): not evaluated twice\n",
+             task_, variant ? "a tuning variant of the kernel" : "the kernel written", plan.substr(0, 120),
+             original.id);
 }
 
 void RunRecorder::OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) {

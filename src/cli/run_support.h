@@ -10,6 +10,7 @@
 #include "agents/agents.h"
 #include "llm/llm_client.h"
 #include "search/beam_search.h"
+#include "search/tuning.h"
 #include "store/store.h"
 #include "targets/cpu/calibrate.h"
 #include "targets/target.h"

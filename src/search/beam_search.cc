@@ -153,7 +153,6 @@ struct Proposal {
   size_t parent;  // index into the beam
   size_t number;  // of the parent's plans in this iteration
   agents::Plan plan;
-  bool planned = false;
   std::vector<Candidate> samples;
 };
 
@@ -209,7 +208,7 @@ class Iteration {
     std::vector<std::vector<agents::Plan>> plans(state_.beam.size());
     ParallelFor(state_.beam.size(), options_.llm_parallelism, [&](size_t b) { plans[b] = PlansFor(b); });
     for (size_t b = 0; b < plans.size(); ++b)
-      for (size_t n = 0; n < plans[b].size(); ++n) proposals_.push_back({b, n, plans[b][n], true, {}});
+      for (size_t n = 0; n < plans[b].size(); ++n) proposals_.push_back({b, n, plans[b][n], {}});
     ParallelFor(proposals_.size(), options_.llm_parallelism, [&](size_t i) {
       Proposal& p = proposals_[i];
       const Candidate& parent = state_.beam[p.parent];
@@ -385,7 +384,7 @@ class Iteration {
           v.id = 0;
           v.code = ApplySetting(c.code, setting);
           v.hash = agents::CodeHash(v.code);
-          v.plan = c.plan + "\n(constants tuned by the engine: " + SettingText(setting) + ")";
+          v.plan = c.plan + "\n" + kTunedMark + SettingText(setting) + ")";
           v.vs_parent.reset();
           sweep.variants.push_back(std::move(v));
         }
@@ -408,7 +407,7 @@ class Iteration {
       }
       const Speedup speedup = SideBySide(sweep.kernel, *best);
       const std::string result = std::to_string(sweep.variants.size()) + " variants; the fastest, " +
-                                 best->plan.substr(best->plan.rfind("(constants tuned")) + ", " + SpeedupText(speedup);
+                                 best->plan.substr(best->plan.rfind(kTunedMark)) + ", " + SpeedupText(speedup);
       if (speedup.low <= 1.0) {
         listener_.OnTuning(sweep.kernel, result + ": not kept (not faster side by side)");
         continue;

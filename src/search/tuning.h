@@ -41,6 +41,9 @@ std::string ApplySetting(const std::string& code, const Setting& setting);
 /// turn with the others at their current value, taken round robin.
 std::vector<Setting> TuningSettings(const std::vector<Tunable>& tunables, size_t budget);
 
+/// What a tuning variant's plan says after the plan it tunes: "(constants tuned by the engine: BLOCK_K=64)".
+inline constexpr const char* kTunedMark = "(constants tuned by the engine: ";
+
 /// "BLOCK_K=64, UNROLL=4".
 std::string SettingText(const Setting& setting);
 

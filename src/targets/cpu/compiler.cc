@@ -118,6 +118,8 @@ bool IsContext(const std::string& line) {
 }  // namespace
 
 std::string KeepOwnDiagnostics(const std::string& log) {
+  // A source excerpt under a diagnostic: "   12 |   code", "13033 |   code", "      |   ^~~".
+  static const std::regex excerpt(R"(^ *[0-9]* \|)");
   std::istringstream in(log);
   std::string line, out, pending, group;
   bool keep_group = true;
@@ -125,13 +127,14 @@ std::string KeepOwnDiagnostics(const std::string& log) {
   auto flush = [&] {
     if (keep_group) out += group;
     group.clear();
-    keep_group = true;
   };
   while (std::getline(in, line)) {
     line += "\n";
     if (auto head = ParseHead(line)) {
-      if (head->kind == "note" && !group.empty()) {
-        group += pending + line;  // a note belongs to the diagnostic before it
+      // A note belongs to the diagnostic before it, kept or left out with it,
+      // even when a context line ("In function ...") stands between them.
+      if (head->kind == "note" && (!group.empty() || !keep_group)) {
+        group += pending + line;
       } else {
         flush();
         keep_group = head->kind != "warning" || head->file == "kernel.cpp" || head->file == "shape.h";
@@ -141,10 +144,12 @@ std::string KeepOwnDiagnostics(const std::string& log) {
       pending.clear();
     } else if (IsContext(line)) {
       pending += line;
-    } else if (!line.empty() && (line[0] == ' ' || line[0] == '\t') && !group.empty()) {
-      group += line;  // the source excerpt and carets
+    } else if (std::regex_search(line, excerpt) && (!group.empty() || !keep_group)) {
+      group += pending + line;  // the source excerpt and carets
+      pending.clear();
     } else {
       flush();
+      keep_group = true;
       out += pending + line;  // the linker's and the driver's own messages
       pending.clear();
     }

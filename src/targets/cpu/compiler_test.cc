@@ -44,6 +44,35 @@ TEST(KeepOwnDiagnostics, DropsSystemHeaderWarningsKeepsTheKernelsAndTheLinkers) 
   EXPECT_NE(kept.find("[1 warning located in system headers left out]"), std::string::npos) << kept;
 }
 
+// As gcc 12 writes -Wmaybe-uninitialized from the AVX-512 headers: header
+// lines past 9999 have no leading space, and the note naming the variable
+// follows an "In function" line. None of it is the kernel's.
+TEST(KeepOwnDiagnostics, LongHeaderExcerptsAndTheirNotesGoWithTheirWarning) {
+  const std::string header = "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512fintrin.h";
+  std::string log =
+      "In file included from /usr/lib/gcc/x86_64-linux-gnu/12/include/immintrin.h:49,\n"
+      "                 from kernel.cpp:1:\n"
+      "In function '__m512 _mm512_max_ps(__m512, __m512)',\n"
+      "    inlined from 'void kernel(const float*, float*)' at kernel.cpp:20:30:\n" +
+      header +
+      ":13033:10: warning: '__Y' may be used uninitialized [-Wmaybe-uninitialized]\n"
+      "13033 |   return (__m512) __builtin_ia32_maxps512_mask ((__v16sf) __A,\n"
+      "      |          ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n" +
+      header + ": In function 'void kernel(const float*, float*)':\n" + header +
+      ":188:10: note: '__Y' was declared here\n"
+      "  188 |   __m512 __Y = __Y;\n"
+      "      |          ^~~\n"
+      "kernel.cpp:7:7: warning: unused variable 'k' [-Wunused-variable]\n"
+      "    7 |   int k;\n"
+      "      |       ^\n";
+  std::string kept = KeepOwnDiagnostics(log);
+  EXPECT_EQ(kept,
+            "kernel.cpp:7:7: warning: unused variable 'k' [-Wunused-variable]\n"
+            "    7 |   int k;\n"
+            "      |       ^\n"
+            "[1 warning located in system headers left out]\n");
+}
+
 TEST(KeepOwnDiagnostics, ErrorsInHeadersAreKept) {
   std::string log =
       "In file included from kernel.cpp:1:\n"
