@@ -208,5 +208,16 @@ TEST(CliMemory, SearchRanksAsAPlannerIsGivenAndFilters) {
   EXPECT_NE(bad.out.find("unknown tag 'colour'"), std::string::npos) << bad.out;
 }
 
+// `compare` builds a task's own vendor anchor as `bench` does, linked with
+// OpenBLAS, so a kernel can be timed side by side against it.
+TEST(CliCompare, TheTasksVendorAnchorIsLinkedWithOpenBlas) {
+  const std::string suite = std::string(ACCELOPT_SOURCE_DIR) + "/suite";
+  CommandRun run = Accelopt("compare matmul " + suite + "/matmul/vendor.cpp " + suite +
+                            "/matmul/baseline.cpp --shape test --suite " + suite);
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(run.out.find("compile_error"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("speedup of B over A: "), std::string::npos) << run.out;
+}
+
 }  // namespace
 }  // namespace accelopt

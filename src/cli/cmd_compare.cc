@@ -3,11 +3,25 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
+
 #include "cli/common.h"
 #include "cli/print_profile.h"
 #include "core/json_io.h"
 
 namespace accelopt::cli {
+
+namespace {
+
+// The task's own vendor anchor is linked with OpenBLAS, as `bench` builds it;
+// any other kernel gets no library.
+std::vector<std::string> LibrariesFor(const suite::Task& task, const std::string& path) {
+  std::error_code ec;
+  const bool vendor = std::filesystem::equivalent(path, task.dir + "/vendor.cpp", ec);
+  return vendor ? std::vector<std::string>{"openblas"} : std::vector<std::string>{};
+}
+
+}  // namespace
 
 void RegisterCompare(CLI::App& app) {
   auto* cmd = app.add_subcommand(
@@ -36,8 +50,8 @@ void RegisterCompare(CLI::App& app) {
     if (!source_b) throw Exit{kExitError, source_b.error().message};
     auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
     auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, eval_flags));
-    targets::EvalRequest a{task, shape, {*source_a, path_a, {}}};
-    targets::EvalRequest b{task, shape, {*source_b, path_b, {}}};
+    targets::EvalRequest a{task, shape, {*source_a, path_a, LibrariesFor(*task, path_a)}};
+    targets::EvalRequest b{task, shape, {*source_b, path_b, LibrariesFor(*task, path_b)}};
     auto result = target->Compare(a, b);
     if (!result) throw Exit{kExitError, result.error().message};
     const bool both_ok = result->speedup.has_value();
