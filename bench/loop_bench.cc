@@ -14,10 +14,10 @@
 #include <fstream>
 #include <random>
 
-#include "cli/run_support.h"
 #include "core/clock.h"
 #include "core/paths.h"
 #include "llm/config.h"
+#include "run/optimize.h"
 #include "targets/cpu/cpu_target.h"
 #include "testing/temp_dir.h"
 
@@ -120,8 +120,8 @@ struct SyntheticTarget : targets::Target {
   std::mt19937 rng{7};
 };
 
-cli::TaskSettings Settings(int iterations, int plans, int beam) {
-  cli::TaskSettings s;
+run::TaskSettings Settings(int iterations, int plans, int beam) {
+  run::TaskSettings s;
   s.search.iterations = iterations;
   s.search.plans = plans;
   s.search.beam = beam;
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   TimedTarget target(cpu::MakeCpuTarget(options));
   auto run = (*db)->CreateRun(Json::object());
   double start = NowSeconds();
-  auto result = cli::OptimizeTask(Settings(2, 4, 2), *task, *run, **db, *client, target);
+  auto result = run::OptimizeTask(Settings(2, 4, 2), *task, *run, **db, *client, target);
   double wall = NowSeconds() - start;
   if (!result) {
     fmt::print(stderr, "loop_bench: {}\n", result.error().message);
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   auto run2 = (*db2)->CreateRun(Json::object());
   double start2 = NowSeconds();
   client2->RetainRecords(false);
-  auto result2 = cli::OptimizeTask(Settings(11, 10, 10), *task, *run2, **db2, *client2, synthetic);
+  auto result2 = run::OptimizeTask(Settings(11, 10, 10), *task, *run2, **db2, *client2, synthetic);
   double wall2 = NowSeconds() - start2;
   if (!result2) {
     fmt::print(stderr, "loop_bench: {}\n", result2.error().message);

@@ -1,10 +1,10 @@
 // Fuzzes the JSON the engine reads back from disk: a hardware profile, a
 // kernel's profile, a run's checkpoint, and the model configuration (YAML).
 
-#include "cli/run_support.h"
 #include "eval/profile.h"
 #include "fuzz/fuzz_support.h"
 #include "llm/config.h"
+#include "run/optimize.h"
 #include "targets/cpu/hardware_store.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -19,6 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   (void)cpu::HardwareProfileFromJson(json);
   (void)eval::ProfileFromJson(json);
-  (void)cli::StateFromJson(json);
+  (void)run::StateFromJson(json);
   return 0;
 }

@@ -11,8 +11,8 @@
 #include <map>
 #include <set>
 
-#include "cli/run_support.h"
 #include "llm/config.h"
+#include "run/optimize.h"
 #include "testing/cpu_test_target.h"
 #include "testing/crashing_store.h"
 
@@ -87,8 +87,8 @@ class Loop : public ::testing::Test {
     return std::move(*db);
   }
 
-  cli::TaskSettings Settings() {
-    cli::TaskSettings s;
+  run::TaskSettings Settings() {
+    run::TaskSettings s;
     s.search.iterations = 2;
     s.search.plans = 2;
     s.search.beam = 1;
@@ -140,7 +140,7 @@ TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
   auto run = db->CreateRun(Json::object());
   ASSERT_TRUE(run.ok());
   ::testing::internal::CaptureStderr();
-  auto result = cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target);
+  auto result = run::OptimizeTask(Settings(), *task_, *run, *db, *client, *target);
   const std::string progress = ::testing::internal::GetCapturedStderr();
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_TRUE(result->best.ok());
@@ -199,10 +199,10 @@ TEST_F(Loop, OneCallAsksThePlannerOnceForAllItsPlans) {
   auto client = Client();
   auto target = Target();
   auto run = db->CreateRun(Json::object());
-  cli::TaskSettings settings = Settings();
+  run::TaskSettings settings = Settings();
   settings.search.iterations = 1;
   settings.search.proposals = search::ProposalMode::kOneCall;
-  auto result = cli::OptimizeTask(settings, *task_, *run, *db, *client, *target);
+  auto result = run::OptimizeTask(settings, *task_, *run, *db, *client, *target);
   ASSERT_TRUE(result.ok()) << result.error().message;
   auto calls = db->ListLlmCalls(*run);
   ASSERT_TRUE(calls.ok());
@@ -236,12 +236,12 @@ TEST_F(Loop, TheEngineTunesDeclaredConstants) {
   auto client = Client();
   auto target = Target();
   auto run = db->CreateRun(Json::object());
-  cli::TaskSettings settings = Settings();
+  run::TaskSettings settings = Settings();
   settings.search.iterations = 1;
   settings.search.plans = 1;
   settings.search.tune_budget = 4;
   ::testing::internal::CaptureStderr();
-  auto result = cli::OptimizeTask(settings, *task_, *run, *db, *client, *target);
+  auto result = run::OptimizeTask(settings, *task_, *run, *db, *client, *target);
   const std::string progress = ::testing::internal::GetCapturedStderr();
   ASSERT_TRUE(result.ok()) << result.error().message;
   auto candidates = db->ListCandidates(*run, "scale");
@@ -269,12 +269,12 @@ TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
   auto client = Client();
   auto target = Target();
   auto run = db->CreateRun(Json::object());
-  cli::TaskSettings settings = Settings();
+  run::TaskSettings settings = Settings();
   settings.hardware.emplace();
   settings.hardware->bandwidth_gbs = 12.5;
   settings.hardware->peak_mm_gflops = 345;
   settings.hardware->peak_vec_gflops = 170;
-  ASSERT_TRUE(cli::OptimizeTask(settings, *task_, *run, *db, *client, *target).ok());
+  ASSERT_TRUE(run::OptimizeTask(settings, *task_, *run, *db, *client, *target).ok());
   auto calls = db->ListLlmCalls(*run);
   ASSERT_TRUE(calls.ok());
   ASSERT_FALSE(calls->empty());
@@ -301,7 +301,7 @@ TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
   EXPECT_NE(prompt.find("checked on, untimed (it must be correct for each, remainders included): none."),
             std::string::npos)
       << prompt;
-  EXPECT_EQ(cli::BriefFor(*task_, "bench").checked_shapes, "test (M=7 N=33)");
+  EXPECT_EQ(run::BriefFor(*task_, "bench").checked_shapes, "test (M=7 N=33)");
   // What did vectorize is noise; what did not is said where there is any.
   EXPECT_EQ(prompt.find("vectorization remarks"), std::string::npos) << prompt;
 }
@@ -312,12 +312,12 @@ TEST_F(Loop, LaterRunStartsFromTheMemory) {
     auto client = Client();
     auto target = Target();
     auto run = db->CreateRun(Json::object());
-    ASSERT_TRUE(cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target).ok());
+    ASSERT_TRUE(run::OptimizeTask(Settings(), *task_, *run, *db, *client, *target).ok());
   }
   auto client = Client();
   auto target = Target();
   auto run = db->CreateRun(Json::object());
-  ASSERT_TRUE(cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target).ok());
+  ASSERT_TRUE(run::OptimizeTask(Settings(), *task_, *run, *db, *client, *target).ok());
   auto calls = db->ListLlmCalls(*run);
   ASSERT_TRUE(calls.ok());
   // The second run's first planner prompt carries the first run's lesson.
@@ -343,7 +343,7 @@ TEST_F(Loop, KilledAnywhereResumesWithoutPayingTwice) {
       testing::CrashingStore crashing(**db, crash_after);
       auto client = Client();
       auto target = Target();
-      auto r = cli::OptimizeTask(Settings(), *task_, run_id, crashing, *client, *target);
+      auto r = run::OptimizeTask(Settings(), *task_, run_id, crashing, *client, *target);
       _exit(r.ok() ? 0 : 1);
     }
     int status = 0;
@@ -359,7 +359,7 @@ TEST_F(Loop, KilledAnywhereResumesWithoutPayingTwice) {
         evaluated_before.insert(agents::CodeHash(code));
     auto client = Client();
     auto target = Target();
-    auto result = cli::OptimizeTask(Settings(), *task_, run_id, **db, *client, *target);
+    auto result = run::OptimizeTask(Settings(), *task_, run_id, **db, *client, *target);
     ASSERT_TRUE(result.ok()) << result.error().message;
     // Everything recorded before the kill was answered from the store.
     EXPECT_EQ(static_cast<size_t>(client->totals().calls) + calls_before, (*db)->ListLlmCalls(run_id)->size());
@@ -400,7 +400,7 @@ TEST_F(Loop, EngineFailureStopsTheSearchWithoutAVerdict) {
   {
     auto client = Client();
     FailingTarget failing(cpu::MakeCpuTarget(testing::TestTargetOptions(scratch_)));
-    auto result = cli::OptimizeTask(Settings(), *task_, *run, *db, *client, failing);
+    auto result = run::OptimizeTask(Settings(), *task_, *run, *db, *client, failing);
     ASSERT_FALSE(result.ok());
     EXPECT_NE(result.error().message.find("No space left on device"), std::string::npos) << result.error().message;
     EXPECT_NE(result.error().message.find("no kernel is blamed"), std::string::npos) << result.error().message;
@@ -416,7 +416,7 @@ TEST_F(Loop, EngineFailureStopsTheSearchWithoutAVerdict) {
 
   auto client = Client();
   auto target = Target();
-  auto result = cli::OptimizeTask(Settings(), *task_, *run, *db, *client, *target);
+  auto result = run::OptimizeTask(Settings(), *task_, *run, *db, *client, *target);
   ASSERT_TRUE(result.ok()) << result.error().message;
   checkpoint = db->LatestIteration(*run, "scale");
   ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
@@ -434,7 +434,7 @@ TEST_F(Loop, BudgetStopsTheSearchCleanly) {
   ASSERT_TRUE(client.ok());
   auto target = Target();
   auto run = db->CreateRun(Json::object());
-  auto result = cli::OptimizeTask(Settings(), *task_, *run, *db, **client, *target);
+  auto result = run::OptimizeTask(Settings(), *task_, *run, *db, **client, *target);
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_NE(result->stopped.find("token budget"), std::string::npos) << result->stopped;
   auto checkpoint = db->LatestIteration(*run, "scale");

@@ -11,8 +11,8 @@
 #include "cli/common.h"
 #include "cli/interrupt.h"
 #include "cli/llm_setup.h"
-#include "cli/run_support.h"
 #include "core/paths.h"
+#include "run/optimize.h"
 #include "targets/cpu/hardware_store.h"
 
 namespace accelopt::cli {
@@ -141,14 +141,14 @@ void UseDemo(OptimizeFlags& f) {
   f.search.samples = 1;
   f.search.fix_rounds = 0;
   f.search.proposals = search::ProposalMode::kSequential;  // recorded one plan per call
-  if (f.memory == "shared") f.memory = "demo";  // recorded lessons stay out of the shared memory
+  if (f.memory == "shared") f.memory = "demo";             // recorded lessons stay out of the shared memory
 }
 
 std::string MemoryNameFor(const OptimizeFlags& f, int64_t run_id) {
   return f.memory == "fresh" ? "run-" + std::to_string(run_id) : f.memory;
 }
 
-void PrintResults(const std::vector<TaskResult>& results, int64_t run_id) {
+void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id) {
   fmt::print("\n{:<18} {:>12} {:>12} {:>9} {:>14} {:>14} {:>12}\n", "task", "baseline", "best", "speedup",
              "% peak before", "% peak after", "LLM cost");
   for (const auto& r : results) {
@@ -202,11 +202,11 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db,
              const std::optional<cpu::HardwareProfile>& hardware) {
   auto ended = MarkInterruptedOnSignal(db, run_id);
   auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, f.eval));
-  std::vector<TaskResult> results;
+  std::vector<run::TaskResult> results;
   Json summary = Json::array();
   for (const suite::Task* task : p.selected) {
-    TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape, ProjectDataPath("prompts/cpu"), hardware};
-    auto r = OptimizeTask(settings, *task, run_id, db, *p.client, *target);
+    run::TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape, ProjectDataPath("prompts/cpu"), hardware};
+    auto r = run::OptimizeTask(settings, *task, run_id, db, *p.client, *target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
       *ended = true;

@@ -8,9 +8,9 @@
 #include <tuple>
 
 #include "cli/common.h"
-#include "cli/run_support.h"
 #include "core/json_io.h"
 #include "memory/memory.h"
+#include "run/optimize.h"
 #include "store/store.h"
 #include "targets/cpu/hardware_store.h"
 
@@ -234,7 +234,8 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
     }
     for (const auto& w : words) query.text += (query.text.empty() ? "" : " ") + w;
     std::vector<memory::MemoryLesson> lessons;
-    for (const auto& row : Must(store->ListLessons(name, kMemoryPool))) lessons.push_back(MemoryLessonOf(row));
+    for (const auto& row : Must(store->ListLessons(name, run::kMemoryPool)))
+      lessons.push_back(run::MemoryLessonOf(row));
     auto chosen = memory::SelectLessons(lessons, query, {max_lessons, max_bytes});
     if (json) {
       Json out = Json::array();

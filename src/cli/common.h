@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/format.h"
 #include "core/result.h"
 #include "suite/task.h"
 #include "targets/cpu/calibrate.h"
@@ -55,9 +56,6 @@ Result<cpu::Calibration> CalibrateMachine(const cpu::CalibrationOptions& options
 /// `calibrate_if_missing`, calibrates; a calibration that fails its checks is
 /// not saved nor used: nullopt (no scoring), with a notice on stderr.
 std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing);
-
-/// Table formatting helpers.
-std::string FormatSeconds(double seconds);
 
 void RegisterTasks(CLI::App& app);
 void RegisterEval(CLI::App& app);

@@ -15,7 +15,7 @@
 #include "targets/cpu/calibrate.h"
 #include "targets/target.h"
 
-namespace accelopt::cli {
+namespace accelopt::run {
 
 /// Answers a request key from the store when it was answered before;
 /// otherwise asks the client and stores the answer before returning it.
@@ -121,4 +121,4 @@ struct TaskResult {
 Result<TaskResult> OptimizeTask(const TaskSettings& settings, const suite::Task& task, int64_t run_id, store::Store& db,
                                 llm::LlmClient& client, targets::Target& target);
 
-}  // namespace accelopt::cli
+}  // namespace accelopt::run

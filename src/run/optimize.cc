@@ -1,13 +1,13 @@
-#include "cli/run_support.h"
+#include "run/optimize.h"
 
 #include <fmt/core.h>
 
 #include "agents/parse.h"
-#include "cli/common.h"
+#include "core/format.h"
 #include "targets/cpu/calibrate.h"
 #include "targets/cpu/cpu_target.h"
 
-namespace accelopt::cli {
+namespace accelopt::run {
 
 StoreModelPort::StoreModelPort(store::Store& store, llm::LlmClient& client, int64_t run_id, std::string task)
     : store_(store), client_(client), run_id_(run_id), task_(std::move(task)) {}
@@ -369,4 +369,4 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   return result;
 }
 
-}  // namespace accelopt::cli
+}  // namespace accelopt::run
