@@ -3,12 +3,14 @@
 #include <sqlite3.h>
 #include <cmath>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "store/store.h"
@@ -211,13 +213,22 @@ class SqliteStore : public Store {
     std::lock_guard lock(mu_);
     sqlite3_busy_timeout(db_, busy_timeout_ms);
     if (Status s = Exec("enable foreign keys", "PRAGMA foreign_keys = ON"); !s) return s;
-    {
-      // The first statement that reads the file: a corrupt file fails here.
+    // The first statement that reads the file: a corrupt file fails here.
+    // Changing the journal mode takes a lock that SQLite does not wait for
+    // through the busy handler, so when another process is creating the same
+    // store at this moment it fails at once with SQLITE_BUSY: wait here instead.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+    for (;;) {
       Query q = Prepare("set WAL journal mode", "PRAGMA journal_mode = WAL");
       auto row = q.Next();
+      if (!row && (sqlite3_errcode(db_) & 0xff) == SQLITE_BUSY && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
       if (!row) return row.error();
       std::string mode = *row ? q.Text(0) : "";
       if (mode != "wal" && mode != "memory") return q.Fail("journal mode is '" + mode + "', not 'wal'");
+      break;
     }
     // FULL rather than NORMAL: with WAL, NORMAL already survives kill -9 (a
     // committed transaction is in the WAL file, the OS writes it out later), but
