@@ -74,6 +74,7 @@ std::unique_ptr<llm::LlmClient> Client(const std::string& recording) {
 struct TimedTarget : targets::Target {
   explicit TimedTarget(std::unique_ptr<targets::Target> t) : inner(std::move(t)) {}
   std::string name() const override { return inner->name(); }
+  targets::TargetInfo Describe() const override { return inner->Describe(); }
   bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
   std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
                                               const OnResult& on_result) override {
@@ -98,6 +99,9 @@ struct TimedTarget : targets::Target {
 // Instant synthetic profiles: measures the engine, not the evaluator.
 struct SyntheticTarget : targets::Target {
   std::string name() const override { return "synthetic"; }
+  targets::TargetInfo Describe() const override {
+    return {name(), "c++", ".cpp", {"cpp"}, "(not built: latencies are drawn)", "prompts/cpu"};
+  }
   bool Supports(const suite::Task&) const override { return true; }
   std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
                                               const OnResult& on_result) override {

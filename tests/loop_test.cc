@@ -107,6 +107,7 @@ class Loop : public ::testing::Test {
   struct CountingTarget : targets::Target {
     explicit CountingTarget(std::unique_ptr<targets::Target> t) : inner(std::move(t)) {}
     std::string name() const override { return inner->name(); }
+    targets::TargetInfo Describe() const override { return inner->Describe(); }
     bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
     std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
                                                 const OnResult& on_result) override {
@@ -301,7 +302,10 @@ TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
   EXPECT_NE(prompt.find("checked on, untimed (it must be correct for each, remainders included): none."),
             std::string::npos)
       << prompt;
-  EXPECT_EQ(run::BriefFor(*task_, "bench").checked_shapes, "test (M=7 N=33)");
+  EXPECT_EQ(run::BriefFor(*task_, "bench", target->Describe()).checked_shapes, "test (M=7 N=33)");
+  // The build command is the target's own, as it builds kernels.
+  EXPECT_NE(prompt.find("Compiled with: g++ -O3 -march=native -fopenmp -std=c++20 -fPIC -shared."), std::string::npos)
+      << prompt;
   // What did vectorize is noise; what did not is said where there is any.
   EXPECT_EQ(prompt.find("vectorization remarks"), std::string::npos) << prompt;
 }

@@ -205,7 +205,8 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db,
   std::vector<run::TaskResult> results;
   Json summary = Json::array();
   for (const suite::Task* task : p.selected) {
-    run::TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape, ProjectDataPath("prompts/cpu"), hardware};
+    run::TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape,
+                               ProjectDataPath(target->Describe().prompts_dir), hardware};
     auto r = run::OptimizeTask(settings, *task, run_id, db, *p.client, *target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});

@@ -246,7 +246,7 @@ Result<search::SearchState> StateFromJson(const Json& j) {
   return state;
 }
 
-agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape,
+agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, const targets::TargetInfo& target,
                            const std::optional<cpu::HardwareProfile>& hardware) {
   agents::TaskBrief brief;
   brief.task = task.name;
@@ -269,7 +269,7 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape,
           (brief.checked_shapes.empty() ? "" : "; ") + other + " (" + suite::ShapeText(b->params) + ")";
   auto reference = ReadFile(task.reference_path());
   brief.reference = reference ? *reference : "";
-  brief.flags = "-O3 -march=native -fopenmp -std=c++20";
+  brief.flags = target.build_command;
   cpu::MachineIdentity machine = cpu::DetectMachine();
   brief.isa = std::to_string(machine.cores) + " cores, " + std::to_string(machine.simd_bits) + "-bit SIMD";
   for (const auto& f : machine.isa) brief.isa += " " + f;
@@ -283,7 +283,9 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape,
   return brief;
 }
 
-memory::LessonTags ScopeOf(const suite::Task& task) { return {task.name, task.family, "", "cpu", "c++", {}}; }
+memory::LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target) {
+  return {task.name, task.family, "", target.name, target.language, {}};
+}
 
 Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, int64_t run_id, store::Store& db,
                                 llm::LlmClient& client, targets::Target& target) {
@@ -291,7 +293,8 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   StoreModelPort port(db, client, run_id, task.name);
   auto templates = agents::PromptTemplates::Load(f.prompts_dir);
   if (!templates) return templates.error();
-  agents::TaskBrief brief = BriefFor(task, f.shape, f.hardware);
+  const targets::TargetInfo info = target.Describe();
+  agents::TaskBrief brief = BriefFor(task, f.shape, info, f.hardware);
   brief.tune_budget = f.search.tune_budget;
   agents::Agents agents(port, *templates, brief);
   const std::string& memory_name = f.memory_name;
@@ -343,7 +346,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   state.baseline = result.baseline;
   state.best = state.beam.front();
   search::SearchOptions options = f.search;
-  options.scope = ScopeOf(task);
+  options.scope = ScopeOf(task, info);
   search::SearchState final_state = search::RunBeamSearch(agents, evaluator, state, options, recorder,
                                                           "run" + std::to_string(run_id) + "/" + task.name);
   result.stopped = recorder.stop_reason();

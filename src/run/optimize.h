@@ -90,11 +90,11 @@ constexpr int kMemoryPool = 500;
 memory::MemoryLesson MemoryLessonOf(const store::Lesson& row);
 store::Lesson LessonRow(const memory::MemoryLesson& lesson);
 
-/// What a task's kernels are, for the memory: its name and family on the cpu target, in C++.
-memory::LessonTags ScopeOf(const suite::Task& task);
+/// What a task's kernels are, for the memory: its name and family, the target's name and kernel language.
+memory::LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target);
 
 /// What every prompt says about the task: its signature, shape, reference, flags.
-agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape,
+agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, const targets::TargetInfo& target,
                            const std::optional<cpu::HardwareProfile>& hardware = std::nullopt);
 
 /// How one task is optimized within a run.

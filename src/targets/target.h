@@ -40,6 +40,17 @@ struct PairedResult {
   std::optional<eval::PairedSpeedup> speedup;
 };
 
+/// What a target says of itself: what the engine and the agents need to know
+/// about its kernels.
+struct TargetInfo {
+  std::string name;                     ///< "cpu", "cuda", ...
+  std::string language;                 ///< the kernel language: "c++"
+  std::string file_extension;           ///< of a kernel file: ".cpp"
+  std::vector<std::string> fence_tags;  ///< tags of an answer's code block holding a kernel
+  std::string build_command;            ///< how a kernel is built, as the prompts say it
+  std::string prompts_dir;              ///< its prompt templates, relative to the project
+};
+
 class Target {
  public:
   /// Told of each result as soon as it is measured (its index in the requests).
@@ -48,6 +59,7 @@ class Target {
   virtual ~Target() = default;
   /// "cpu", "cuda", ...
   virtual std::string name() const = 0;
+  virtual TargetInfo Describe() const = 0;
   /// Whether this target has what it needs to run `task` (a baseline for it, ...).
   virtual bool Supports(const suite::Task& task) const = 0;
   /// One result per request, in order. Blocks until all are measured. Requests

@@ -84,6 +84,11 @@ class CpuTarget : public targets::Target {
   }
 
   std::string name() const override { return "cpu"; }
+  targets::TargetInfo Describe() const override {
+    std::string command = options_.kernel_compile.compiler;
+    for (const auto& flag : options_.kernel_compile.flags) command += " " + flag;
+    return {name(), "c++", ".cpp", {"cpp", "c++", "cc", "cxx", "c"}, command + " -fPIC -shared", "prompts/cpu"};
+  }
 
   Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override;
 
