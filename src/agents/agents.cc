@@ -113,7 +113,7 @@ Result<std::string> Agents::Execute(const KernelView& kernel, const Plan& plan, 
   v["plan"] = plan.Text();
   auto answer = model_.Ask("executor", Render(templates_.text.at("executor"), v), key);
   if (!answer) return answer.error();
-  auto code = ExtractCode(*answer);
+  auto code = ExtractCode(*answer, brief_.fence_tags);
   if (!code) return Error{"the executor's answer holds no complete code block"};
   return *code;
 }
@@ -126,7 +126,7 @@ Result<std::string> Agents::Fix(const std::string& code, const std::string& stat
   v["error"] = log.size() > kFixerLogBytes ? CutAtCharacter(log, kFixerLogBytes) + "\n[... truncated]" : log;
   auto answer = model_.Ask("fixer", Render(templates_.text.at("fixer"), v), key);
   if (!answer) return answer.error();
-  auto fixed = ExtractCode(*answer);
+  auto fixed = ExtractCode(*answer, brief_.fence_tags);
   if (!fixed) return Error{"the fixer's answer holds no complete code block"};
   return *fixed;
 }

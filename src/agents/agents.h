@@ -38,6 +38,7 @@ struct TaskBrief {
   std::string checked_shapes;  ///< the other shapes the kernel is checked on, "" when none
   double tolerance = 2e-5;
   int tune_budget = 0;  ///< variants of declared tunable constants the engine tries itself per kernel
+  std::vector<std::string> fence_tags = CppFenceTags();  ///< tags of a code block holding a kernel
 };
 
 /// A kernel as the agents see it.

@@ -65,11 +65,16 @@ std::vector<Block> FencedBlocks(const std::string& answer) {
 
 }  // namespace
 
-std::optional<std::string> ExtractCode(const std::string& answer) {
+const std::vector<std::string>& CppFenceTags() {
+  static const std::vector<std::string> tags = {"cpp", "c++", "cc", "cxx", "c"};
+  return tags;
+}
+
+std::optional<std::string> ExtractCode(const std::string& answer, const std::vector<std::string>& tags) {
   std::vector<Block> blocks = FencedBlocks(answer);
   const Block* chosen = nullptr;
   for (const auto& b : blocks)
-    if (b.tag == "cpp" || b.tag == "c++" || b.tag == "cc" || b.tag == "c" || b.tag == "cxx") chosen = &b;
+    if (std::any_of(tags.begin(), tags.end(), [&](const std::string& t) { return Lower(t) == b.tag; })) chosen = &b;
   if (!chosen)
     for (const auto& b : blocks)
       if (!chosen || b.code.size() > chosen->code.size()) chosen = &b;

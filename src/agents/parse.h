@@ -8,10 +8,14 @@
 
 namespace accelopt::agents {
 
+/// The code-block tags of a C++ kernel: cpp, c++, cc, cxx, c.
+const std::vector<std::string>& CppFenceTags();
+
 /// The kernel in an answer: among complete fenced code blocks, the last one
-/// tagged cpp/c++/cc/c (or, when none is tagged, the largest block).
-/// nullopt when the answer has no complete block.
-std::optional<std::string> ExtractCode(const std::string& answer);
+/// tagged with one of `tags` (compared in lower case; or, when none is, the
+/// largest block). nullopt when the answer has no complete block.
+std::optional<std::string> ExtractCode(const std::string& answer,
+                                       const std::vector<std::string>& tags = CppFenceTags());
 
 struct Plan {
   std::string title;    ///< from `PLAN: <title>`, else the first line

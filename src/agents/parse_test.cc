@@ -13,6 +13,13 @@ TEST(ExtractCode, TakesTheLastCppBlock) {
   EXPECT_EQ(*code, "int b;\n");
 }
 
+TEST(ExtractCode, TheTargetsTagsChooseTheBlock) {
+  const std::string answer =
+      "```cpp\nhost();\n```\n```cuda\n__global__ void k() {}\n```\n```text\nnotes, longer than the rest\n```\n";
+  EXPECT_EQ(*ExtractCode(answer), "host();\n");
+  EXPECT_EQ(*ExtractCode(answer, {"CUDA", "cu"}), "__global__ void k() {}\n");
+}
+
 TEST(ExtractCode, AnUnfinishedBlockIsNoCode) { EXPECT_FALSE(ExtractCode("```cpp\nint a;\n")); }
 
 TEST(ExtractCode, FenceFollowedByAClosingTagEndsTheBlock) {

@@ -270,6 +270,7 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, co
   auto reference = ReadFile(task.reference_path());
   brief.reference = reference ? *reference : "";
   brief.flags = target.build_command;
+  if (!target.fence_tags.empty()) brief.fence_tags = target.fence_tags;
   cpu::MachineIdentity machine = cpu::DetectMachine();
   brief.isa = std::to_string(machine.cores) + " cores, " + std::to_string(machine.simd_bits) + "-bit SIMD";
   for (const auto& f : machine.isa) brief.isa += " " + f;
