@@ -369,6 +369,7 @@ class Iteration {
       Proposal* proposal;
       Candidate kernel;
       std::vector<Candidate> variants;
+      std::vector<std::string> plans;  // each variant's own plan, as written before evaluation
     };
     std::vector<Sweep> sweeps;
     std::set<std::string> swept;
@@ -378,14 +379,14 @@ class Iteration {
         if (!c.ok() || c.parent_hash != state_.beam[p.parent].hash || !swept.insert(c.hash).second) continue;
         TunableScan scan = FindTunables(c.code);
         for (const auto& problem : scan.problems) listener_.OnTuning(c, "annotation not used: " + problem);
-        Sweep sweep{&p, c, {}};
+        Sweep sweep{&p, c, {}, {}};
         for (const Setting& setting : TuningSettings(scan.tunables, static_cast<size_t>(options_.tune_budget))) {
           Candidate v = c;
           v.id = 0;
           v.code = ApplySetting(c.code, setting);
           v.hash = agents::CodeHash(v.code);
           v.plan = c.plan + "\n" + kTunedMark + SettingText(setting) + ")";
-          v.vs_parent.reset();
+          sweep.plans.push_back(v.plan);
           sweep.variants.push_back(std::move(v));
         }
         if (!sweep.variants.empty()) sweeps.push_back(std::move(sweep));
@@ -397,17 +398,20 @@ class Iteration {
     EvaluateBatch(batch);
     if (!Healthy()) return;
     for (auto& sweep : sweeps) {
+      // A variant that turned out to be a kernel already timed (another
+      // plan's, say) is that kernel, with its own plan and parent: not this sweep's.
       const Candidate* best = nullptr;
-      for (const auto& v : sweep.variants)
-        if (v.ok() && v.hash != sweep.kernel.hash && v.latency() < (best ? best->latency() : sweep.kernel.latency()))
-          best = &v;
+      for (size_t i = 0; i < sweep.variants.size(); ++i) {
+        const Candidate& v = sweep.variants[i];
+        if (v.ok() && v.plan == sweep.plans[i] && v.latency() < (best ? best : &sweep.kernel)->latency()) best = &v;
+      }
       if (!best) {
         listener_.OnTuning(sweep.kernel, std::to_string(sweep.variants.size()) + " variants, none faster");
         continue;
       }
       const Speedup speedup = SideBySide(sweep.kernel, *best);
       const std::string result = std::to_string(sweep.variants.size()) + " variants; the fastest, " +
-                                 best->plan.substr(best->plan.rfind(kTunedMark)) + ", " + SpeedupText(speedup);
+                                 best->plan.substr(sweep.kernel.plan.size() + 1) + ", " + SpeedupText(speedup);
       if (speedup.low <= 1.0) {
         listener_.OnTuning(sweep.kernel, result + ": not kept (not faster side by side)");
         continue;

@@ -261,6 +261,27 @@ TEST_F(BeamSearchTest, TheEngineSweepsDeclaredConstantsAndKeepsAFasterVariant) {
   EXPECT_TRUE(off.said.empty());
 }
 
+TEST_F(BeamSearchTest, AVariantThatIsAnotherPlansKernelIsNotTakenAsTheSweepsOwn) {
+  // Plan "slow" writes ms = 6, plan "fast" the same source with ms = 3: the
+  // sweep of the first reaches the second's kernel, which stays that plan's.
+  options_.plans = 2;
+  options_.tune_budget = 8;
+  RuleModel model([&](const std::string& role, const std::string& prompt, const std::string& key) -> std::string {
+    if (role == "planner") return key.find("plan0") != std::string::npos ? "PLAN: slow\nA." : "PLAN: fast\nB.";
+    if (role == "executor")
+      return Fenced("constexpr double ms = " + std::string(prompt.find("Plan: slow") != std::string::npos ? "6" : "3") +
+                    ";  // accelopt:tune ms 3 6\n");
+    return "no optimization found";
+  });
+  Tunings listener;
+  SearchState state = Run(model, Start(), listener);
+  EXPECT_EQ(state.best.latency(), 3e-3);
+  EXPECT_EQ(state.best.plan, "fast\nB.");
+  ASSERT_EQ(listener.said.size(), 2u);
+  EXPECT_EQ(listener.said[0], "1 variants, none faster");  // its one variant is plan "fast"'s kernel
+  EXPECT_EQ(listener.said[1], "1 variants, none faster");
+}
+
 TEST(ProfileText, ShowsOwnWarningsAndWhatDidNotVectorizeNotWhatDid) {
   eval::Profile p;
   p.status = eval::Verdict::kOk;
