@@ -17,6 +17,11 @@ std::string CutAtCharacter(const std::string& text, size_t bytes) {
   return text.substr(0, bytes);
 }
 
+// The lineage as the prompts show it.
+std::string LineageText(const KernelView& kernel) {
+  return kernel.lineage.empty() ? "(none: this is the baseline)" : kernel.lineage;
+}
+
 }  // namespace
 
 Result<PromptTemplates> PromptTemplates::Load(const std::string& dir) {
@@ -74,7 +79,7 @@ std::map<std::string, std::string> Agents::ForPlanner(const KernelView& kernel, 
   auto v = Common();
   v["kernel"] = kernel.code;
   v["profile"] = kernel.profile_text;
-  v["lineage"] = kernel.lineage.empty() ? "(none: this is the baseline)" : kernel.lineage;
+  v["lineage"] = LineageText(kernel);
   v["lessons"] = lessons.empty() ? "(none yet)" : lessons;
   return v;
 }
@@ -109,7 +114,7 @@ Result<std::vector<Plan>> Agents::ProposeSeveral(const KernelView& kernel, const
 Result<std::string> Agents::Execute(const KernelView& kernel, const Plan& plan, const std::string& key) {
   auto v = Common();
   v["kernel"] = kernel.code;
-  v["lineage"] = kernel.lineage.empty() ? "(none: this is the baseline)" : kernel.lineage;
+  v["lineage"] = LineageText(kernel);
   v["plan"] = plan.Text();
   auto answer = model_.Ask("executor", Render(templates_.text.at("executor"), v), key);
   if (!answer) return answer.error();

@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -163,24 +162,15 @@ void RegisterShow(CLI::App& app) {
   });
 }
 
+// The lesson as the memory holds it, with where it is kept and where it came from.
 Json LessonJson(const store::Lesson& l) {
-  return {{"id", l.id},
-          {"memory", l.memory},
-          {"task", l.task},
-          {"target", l.target},
-          {"speedup", l.speedup},
-          {"speedup_low", l.speedup_low},
-          {"speedup_high", l.speedup_high},
-          {"family", l.family},
-          {"bound", l.bound},
-          {"language", l.language},
-          {"strategies", l.strategies},
-          {"title", l.title},
-          {"text", l.text},
-          {"run_id", l.run_id},
-          {"slow_candidate", l.slow_candidate},
-          {"fast_candidate", l.fast_candidate},
-          {"created_at", l.created_at}};
+  Json j = memory::ToJson(run::MemoryLessonOf(l));
+  j["memory"] = l.memory;
+  j["run_id"] = l.run_id;
+  j["slow_candidate"] = l.slow_candidate;
+  j["fast_candidate"] = l.fast_candidate;
+  j["created_at"] = l.created_at;
+  return j;
 }
 
 // `memory search`: the lessons a planner would be given, ranked as the search ranks them.
@@ -201,9 +191,11 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
       ->check([](const std::string& tag) -> std::string {
         size_t eq = tag.find('=');
         if (eq == std::string::npos || eq + 1 == tag.size()) return "expected key=value, got '" + tag + "'";
-        const auto& names = memory::TagNames();
-        if (std::find(names.begin(), names.end(), tag.substr(0, eq)) == names.end())
-          return "unknown tag '" + tag.substr(0, eq) + "' (tags: task, family, bound, target, language, strategy)";
+        if (memory::LessonTags probe; !probe.Set(tag.substr(0, eq), tag.substr(eq + 1))) {
+          std::string names;
+          for (const auto& n : memory::TagNames()) names += (names.empty() ? "" : ", ") + n;
+          return "unknown tag '" + tag.substr(0, eq) + "' (tags: " + names + ")";
+        }
         return "";
       });
   cmd->add_option("--memory", name, "memory name");
@@ -221,16 +213,8 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
       const std::string key = tag.substr(0, tag.find('=')), value = tag.substr(tag.find('=') + 1);
       if (key == "strategy")
         query.required.push_back({key, value});
-      else if (key == "task")
-        query.kernel.task = value;
-      else if (key == "family")
-        query.kernel.family = value;
-      else if (key == "bound")
-        query.kernel.bound = value;
-      else if (key == "target")
-        query.kernel.target = value;
-      else if (key == "language")
-        query.kernel.language = value;
+      else
+        query.kernel.Set(key, value);  // the check above admits only tag names
     }
     for (const auto& w : words) query.text += (query.text.empty() ? "" : " ") + w;
     std::vector<memory::MemoryLesson> lessons;

@@ -47,6 +47,24 @@ bool LessonTags::Has(const std::string& key, const std::string& value) const {
   return false;
 }
 
+bool LessonTags::Set(const std::string& key, const std::string& value) {
+  if (key == "task")
+    task = value;
+  else if (key == "family")
+    family = value;
+  else if (key == "bound")
+    bound = value;
+  else if (key == "target")
+    target = value;
+  else if (key == "language")
+    language = value;
+  else if (key == "strategy")
+    strategies.push_back(value);
+  else
+    return false;
+  return true;
+}
+
 const std::vector<std::string>& TagNames() {
   static const std::vector<std::string> names = {"task", "family", "bound", "target", "language", "strategy"};
   return names;

@@ -23,6 +23,8 @@ struct LessonTags {
   bool operator==(const LessonTags&) const = default;
   /// The tag named `key` ("strategy" matches any of the strategies).
   bool Has(const std::string& key, const std::string& value) const;
+  /// Sets the tag named `key` ("strategy" adds one); false for a name not in TagNames().
+  bool Set(const std::string& key, const std::string& value);
 };
 /// The tag names a query may require: task, family, bound, target, language, strategy.
 const std::vector<std::string>& TagNames();

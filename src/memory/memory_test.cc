@@ -91,6 +91,15 @@ TEST(Memory, NewLessonsComeFirstAndRenderSaysWhatTheyDid) {
   EXPECT_EQ(OptimizationMemory({}).RenderFor({}), "");
 }
 
+TEST(LessonTags, SetAndHaveTheSameNames) {
+  LessonTags tags;
+  for (const auto& name : TagNames()) {
+    EXPECT_TRUE(tags.Set(name, "x")) << name;
+    EXPECT_TRUE(tags.Has(name, "x")) << name;
+  }
+  EXPECT_FALSE(tags.Set("colour", "red"));
+}
+
 TEST(Memory, LessonsRoundTripThroughJson) {
   MemoryLesson l = L("x", "matmul", "mm", 1.5, 1.7);
   l.id = 7;

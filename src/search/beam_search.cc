@@ -205,15 +205,18 @@ class Iteration {
   // The plans for each beam kernel (the kernels in parallel), then the
   // executor's samples for every plan (in parallel).
   void Propose() {
+    // What the agents see of each beam kernel, written once for all its plans and samples.
+    std::vector<agents::KernelView> views;
+    for (const auto& c : state_.beam) views.push_back(View(c));
     std::vector<std::vector<agents::Plan>> plans(state_.beam.size());
-    ParallelFor(state_.beam.size(), options_.llm_parallelism, [&](size_t b) { plans[b] = PlansFor(b); });
+    ParallelFor(state_.beam.size(), options_.llm_parallelism, [&](size_t b) { plans[b] = PlansFor(b, views[b]); });
     for (size_t b = 0; b < plans.size(); ++b)
       for (size_t n = 0; n < plans[b].size(); ++n) proposals_.push_back({b, n, plans[b][n], {}});
     ParallelFor(proposals_.size(), options_.llm_parallelism, [&](size_t i) {
       Proposal& p = proposals_[i];
       const Candidate& parent = state_.beam[p.parent];
       for (int k = 0; k < options_.samples; ++k) {
-        auto code = agents_.Execute(View(parent), p.plan, PlanKey(parent, p.number) + "/sample" + std::to_string(k));
+        auto code = agents_.Execute(views[p.parent], p.plan, PlanKey(parent, p.number) + "/sample" + std::to_string(k));
         if (!code) {
           Fail("executor", code.error().message);
           continue;
@@ -232,9 +235,8 @@ class Iteration {
 
   // Up to N plans for beam kernel `b`: asked one by one, each told the titles
   // before it, or all from one call.
-  std::vector<agents::Plan> PlansFor(size_t b) {
+  std::vector<agents::Plan> PlansFor(size_t b, const agents::KernelView& view) {
     const Candidate& parent = state_.beam[b];
-    const agents::KernelView view = View(parent);
     const std::string lessons = memory_.RenderFor(KernelTags(parent));
     std::vector<agents::Plan> plans;
     if (options_.proposals == ProposalMode::kOneCall) {

@@ -1,9 +1,9 @@
 // The embedded store: one SQLite file, one connection, calls serialized by a mutex.
 
 #include <sqlite3.h>
-#include <cmath>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iterator>
