@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/clock.h"
@@ -121,12 +123,15 @@ class KernelProcess::DoneWatcher {
     Futex(done_, FUTEX_WAKE, 2);
   }
   int event_fd() const { return event_; }
-  /// Clears the event; the steady-clock seconds at which the armed sequence was seen.
-  double TakeSeenAt() {
+  /// Clears the event; the steady-clock seconds at which `sequence` was seen,
+  /// or nothing when the event was for no report of it (yet).
+  std::optional<double> TakeSeenAt(uint32_t sequence) {
     uint64_t count;
     ssize_t ignored = read(event_, &count, sizeof count);
     (void)ignored;
-    return seen_at_.load();
+    std::lock_guard lock(report_mutex_);
+    if (reported_.load() != sequence) return std::nullopt;
+    return seen_at_;
   }
 
  private:
@@ -142,16 +147,25 @@ class KernelProcess::DoneWatcher {
       const uint32_t target = target_.load();
       if (target == 0 || !Watch(target, spinning)) continue;
       const double seen = NowSeconds();
-      // The first to see it reports it, once.
-      uint32_t expected = reported_.load();
-      if (expected != target && reported_.compare_exchange_strong(expected, target)) {
-        seen_at_ = seen;
+      if (Report(target, seen)) {
         uint64_t one = 1;
         ssize_t ignored = write(event_, &one, sizeof one);
         (void)ignored;
       }
     }
   }
+  // The first to see the armed command end reports it, once. A thread that
+  // saw an earlier command end and was kept off its core since (the spinner
+  // runs at idle priority, so on a loaded machine it can wait for several
+  // commands) reports nothing: its sight would stand for a later command's.
+  bool Report(uint32_t target, double seen) {
+    std::lock_guard lock(report_mutex_);
+    if (target_.load() != target || reported_.load() == target) return false;
+    reported_ = target;
+    seen_at_ = seen;
+    return true;
+  }
+
   // True once done == target and the process is seen stopped (or gone); false when cancelled.
   bool Watch(uint32_t target, bool spinning) {
     const timespec slice{0, 10'000'000};
@@ -185,7 +199,8 @@ class KernelProcess::DoneWatcher {
   int event_;
   std::atomic<uint32_t> armed_{0}, target_{0}, reported_{0};
   std::atomic<bool> quit_{false};
-  std::atomic<double> seen_at_{0};
+  std::mutex report_mutex_;  // reported_ and seen_at_ change together
+  double seen_at_ = 0;
   std::atomic<double> spin_until_{0};  // 0: not released yet
   std::thread spinner_, sleeper_;
 };
@@ -362,6 +377,7 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
   if (kill(pid, SIGCONT) != 0)
     return Error{std::string("cannot release the kernel's process: ") + std::strerror(errno)};
 
+  std::optional<double> returned;
   for (;;) {
     std::vector<pollfd> fds = {{watcher_->event_fd(), POLLIN, 0}};
     if (process_->pidfd() >= 0) fds.push_back({process_->pidfd(), POLLIN, 0});
@@ -374,7 +390,7 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
     int slice = std::min(kCallSliceMs, static_cast<int>(left * 1000) + 1);
     if (poll(fds.data(), fds.size(), slice) < 0 && errno != EINTR)
       return Error{std::string("poll on the kernel's process: ") + std::strerror(errno)};
-    if (fds[0].revents & POLLIN) break;
+    if ((fds[0].revents & POLLIN) && (returned = watcher_->TakeSeenAt(sequence))) break;
     process_->DrainOutput();
     // Looked at only: the watcher must still see the stop for itself.
     auto state = WaitForStop("", /*poll_once=*/true, /*consume=*/false);
@@ -392,12 +408,14 @@ Result<std::optional<CommandTiming>> KernelProcess::Run(protocol::Command comman
     }
   }
   // Returned and stopped (or gone): the watcher saw both. The stop is consumed here.
-  const double returned = watcher_->TakeSeenAt();
   auto state = WaitForStop("its process did not stop after the call returned");
   if (!state) return state.error();
   if (!*state) return std::optional<CommandTiming>{};
   CommandTiming timing;
-  timing.seconds = std::max(0.0, returned - released);
+  // Seen after the release, by construction: a sight from before it would be another command's.
+  if (*returned < released)
+    return Error{"the watch over the kernel's process reported a return before the release (monitor fault)"};
+  timing.seconds = *returned - released;
   last_seconds_ = timing.seconds;
   return std::optional<CommandTiming>{timing};
 }

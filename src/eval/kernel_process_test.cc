@@ -4,7 +4,11 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "core/json_io.h"
 #include "eval/sandbox.h"
@@ -71,6 +75,42 @@ extern "C" void kernel(const float*, float*) {
   EXPECT_GE((*call)->seconds, 0.002);
   EXPECT_LT(empty, (*call)->seconds);
   EXPECT_TRUE(process->Finish().exited_cleanly());
+}
+
+// On a machine whose cores are all busy, the watch's idle-priority spinner
+// can be kept off its core for several commands, then wake with the sight of
+// an old one. Every command is still timed from its own release to its own
+// stop: never a time from before its release (once read as 0 s, and the next
+// commands each given the return of the one before), and no CPU time of the
+// commands is taken for work outside them.
+TEST(KernelProcess, EachCommandIsTimedOnItsOwnUnderLoad) {
+  testing::TempDir dir;
+  auto process = Start(dir);
+  ASSERT_NE(process, nullptr);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> load;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i)
+    load.emplace_back([&stop, i] {
+      // Busy, then idle a moment, at different paces: the spinner gets a core now and then.
+      for (int round = 0; !stop.load(std::memory_order_relaxed); ++round) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100 + 37 * ((round + i) % 13));
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        Sleep(20e-6 * (1 + (round * 7 + i) % 5));
+      }
+    });
+  int zero = 0, commands = 0;
+  for (; commands < 3000; ++commands) {
+    auto timing = process->Noop();
+    ASSERT_TRUE(timing.ok()) << timing.error().message;
+    ASSERT_TRUE(timing->has_value());
+    if ((*timing)->seconds <= 0) ++zero;
+  }
+  stop = true;
+  for (auto& t : load) t.join();
+  EXPECT_EQ(zero, 0) << "of " << commands << " commands";
+  EXPECT_TRUE(process->Finish().exited_cleanly());
+  EXPECT_LT(process->outside_cpu_seconds(), 0.002);
 }
 
 // A thread the kernel starts spins whenever it can. Between calls the monitor
