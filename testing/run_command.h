@@ -14,9 +14,9 @@ struct CommandRun {
   std::string out;  ///< stdout and stderr together
 };
 
-/// `args` are appended to the binary's path and run through the shell.
-inline CommandRun Accelopt(const std::string& args) {
-  std::string command = std::string(ACCELOPT_BINARY) + " " + args + " 2>&1";
+/// `command` run through the shell, its stderr with its stdout.
+inline CommandRun RunShell(const std::string& shell_command) {
+  std::string command = shell_command + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -25,6 +25,9 @@ inline CommandRun Accelopt(const std::string& args) {
   int status = pclose(pipe);
   return {WEXITSTATUS(status), out};
 }
+
+/// `args` are appended to the binary's path and run through the shell.
+inline CommandRun Accelopt(const std::string& args) { return RunShell(std::string(ACCELOPT_BINARY) + " " + args); }
 
 /// `accelopt ARGS` started in the background (through the shell, which execs
 /// it, so pid() is the engine's), its output going to `log_path`.

@@ -265,6 +265,35 @@ TEST(CliBadInput, UsageErrorsAreClearAndExitWithTwo) {
   EXPECT_EQ(version.out.rfind("accelopt ", 0), 0u) << version.out;
 }
 
+// The targets are listed with whether they run here, and why not; a target
+// that is not registered, or cannot run here, is an error naming the reason.
+TEST(CliBadInput, TargetsSayWhetherTheyRunHereAndAnUnknownOneIsNamed) {
+  CommandRun list = Accelopt("targets --json");
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  Json targets = Json::parse(list.out);
+  ASSERT_TRUE(targets.is_array()) << list.out;
+  ASSERT_FALSE(targets.empty());
+  EXPECT_EQ(targets[0]["name"], "cpu");
+  EXPECT_EQ(targets[0]["available"], true) << list.out;
+
+  CommandRun unknown = Accelopt("eval silu x.cpp --target nosuch" + kSuite);
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("unknown target 'nosuch' (known: cpu"), std::string::npos) << unknown.out;
+
+  // Without a compiler on $PATH, the cpu target says so, and refuses to build.
+  testing::TempDir kernel;
+  ASSERT_TRUE(WriteFile(kernel.path() + "/k.cpp", "").ok());
+  CommandRun bare = testing::RunShell("PATH=/nonexistent " + std::string(ACCELOPT_BINARY) + " targets");
+  EXPECT_NE(bare.out.find("cpu        unavailable"), std::string::npos) << bare.out;
+  EXPECT_NE(bare.out.find("the compiler 'g++' is not on $PATH"), std::string::npos) << bare.out;
+  CommandRun refused = testing::RunShell("PATH=/nonexistent " + std::string(ACCELOPT_BINARY) + " eval silu " +
+                                         kernel.path() + "/k.cpp --shape test" + kSuite);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.out.find("the cpu target is not available here: the compiler 'g++' is not on $PATH"),
+            std::string::npos)
+      << refused.out;
+}
+
 // A shape that needs more memory than the machine has is refused before
 // anything is drawn, naming what it needs and what there is.
 TEST(CliBadInput, AShapeTooLargeForTheMachineIsRefusedUpFront) {

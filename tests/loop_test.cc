@@ -108,6 +108,10 @@ class Loop : public ::testing::Test {
     explicit CountingTarget(std::unique_ptr<targets::Target> t) : inner(std::move(t)) {}
     std::string name() const override { return inner->name(); }
     targets::TargetInfo Describe() const override { return inner->Describe(); }
+    std::string MachineText() const override { return inner->MachineText(); }
+    std::vector<std::string> CheckedShapes(const suite::Task& t, const std::string& shape) const override {
+      return inner->CheckedShapes(t, shape);
+    }
     bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
     std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
                                                 const OnResult& on_result) override {
@@ -123,9 +127,11 @@ class Loop : public ::testing::Test {
     std::set<std::string> hashes;
   };
 
-  std::unique_ptr<CountingTarget> Target() {
+  // `hardware`: the profile the machine is described with to the agents (no scoring).
+  std::unique_ptr<CountingTarget> Target(std::optional<cpu::HardwareProfile> hardware = std::nullopt) {
     auto options = testing::TestTargetOptions(scratch_);
     options.timing.min_calls = 3;
+    options.hardware = std::move(hardware);
     return std::make_unique<CountingTarget>(cpu::MakeCpuTarget(options));
   }
 
@@ -268,13 +274,13 @@ TEST_F(Loop, TheEngineTunesDeclaredConstants) {
 TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
   auto db = Db();
   auto client = Client();
-  auto target = Target();
+  cpu::HardwareProfile hardware;
+  hardware.bandwidth_gbs = 12.5;
+  hardware.peak_mm_gflops = 345;
+  hardware.peak_vec_gflops = 170;
+  auto target = Target(hardware);
   auto run = db->CreateRun(Json::object());
   run::TaskSettings settings = Settings();
-  settings.hardware.emplace();
-  settings.hardware->bandwidth_gbs = 12.5;
-  settings.hardware->peak_mm_gflops = 345;
-  settings.hardware->peak_vec_gflops = 170;
   ASSERT_TRUE(run::OptimizeTask(settings, *task_, *run, *db, *client, *target).ok());
   auto calls = db->ListLlmCalls(*run);
   ASSERT_TRUE(calls.ok());
@@ -302,7 +308,7 @@ TEST_F(Loop, PlannerSeesTheLatencyRangeAndTheCallConditions) {
   EXPECT_NE(prompt.find("checked on, untimed (it must be correct for each, remainders included): none."),
             std::string::npos)
       << prompt;
-  EXPECT_EQ(run::BriefFor(*task_, "bench", target->Describe()).checked_shapes, "test (M=7 N=33)");
+  EXPECT_EQ(run::BriefFor(*task_, "bench", *target).checked_shapes, "test (M=7 N=33)");
   // The build command is the target's own, as it builds kernels.
   EXPECT_NE(prompt.find("Compiled with: g++ -O3 -march=native -fopenmp -std=c++20 -fPIC -shared."), std::string::npos)
       << prompt;

@@ -109,8 +109,7 @@ void RegisterBench(CLI::App& app) {
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);
     auto selected = SelectTasks(tasks, names);
-    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
-    auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, eval_flags));
+    auto target = MakeTargetOrExit(TargetSettingsFor(eval_flags), eval_flags.target);
     std::vector<Row> rows;
     size_t index = 0;
     for (const suite::Task* task : selected) {

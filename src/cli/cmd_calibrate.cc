@@ -5,6 +5,7 @@
 #include "cli/common.h"
 #include "core/paths.h"
 #include "targets/cpu/hardware_store.h"
+#include "targets/cpu/register.h"
 
 namespace accelopt::cli {
 namespace {
@@ -67,7 +68,8 @@ void RegisterCalibrate(CLI::App& app) {
     bool fresh = false;
     cpu::CalibrationOptions options;
     options.fma_units = fma_units;
-    auto calibration = CalibrateMachine(options, &fresh);
+    auto calibration = cpu::CalibrateAndSave(
+        options, DataDir(), [](const std::string& text) { fmt::print(stderr, "{}\n", text); }, &fresh);
     if (!calibration) throw Exit{kExitError, calibration.error().message};
     if (json) {
       Json j = cpu::ToJson(calibration->profile);

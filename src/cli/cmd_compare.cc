@@ -48,8 +48,7 @@ void RegisterCompare(CLI::App& app) {
     if (!source_a) throw Exit{kExitError, source_a.error().message};
     auto source_b = ReadFile(path_b);
     if (!source_b) throw Exit{kExitError, source_b.error().message};
-    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
-    auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, eval_flags));
+    auto target = MakeTargetOrExit(TargetSettingsFor(eval_flags), eval_flags.target);
     targets::EvalRequest a{task, shape, {*source_a, path_a, LibrariesFor(*task, path_a)}};
     targets::EvalRequest b{task, shape, {*source_b, path_b, LibrariesFor(*task, path_b)}};
     auto result = target->Compare(a, b);

@@ -34,10 +34,9 @@ void RegisterEval(CLI::App& app) {
     const suite::Task* task = SelectTasks(tasks, {task_name}).front();
     auto source = ReadFile(kernel_path);
     if (!source) throw Exit{kExitError, source.error().message};
-    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
-    cpu::CpuTargetOptions options = TargetOptionsFor(hardware, eval_flags);
-    options.keep_work = keep;
-    auto target = cpu::MakeCpuTarget(options);
+    targets::TargetSettings settings = TargetSettingsFor(eval_flags);
+    settings.keep_work = keep;
+    auto target = MakeTargetOrExit(settings, eval_flags.target);
     targets::EvalRequest request{task, shape, {*source, kernel_path, libraries}};
     auto results = target->Evaluate({&request, 1});
     if (!results[0]) throw Exit{kExitError, results[0].error().message};

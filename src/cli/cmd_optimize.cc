@@ -13,7 +13,6 @@
 #include "cli/llm_setup.h"
 #include "core/paths.h"
 #include "run/optimize.h"
-#include "targets/cpu/hardware_store.h"
 
 namespace accelopt::cli {
 namespace {
@@ -62,7 +61,8 @@ Json ToJson(const OptimizeFlags& f) {
             {"api_key_env", o.api_key_env},
             {"scripted", o.scripted_path},
             {"exchange", o.exchange_dir}}},
-          {"eval", {{"seeds", f.eval.seeds}, {"timeout", f.eval.timeout}, {"cpus", f.eval.cpus}}}};
+          {"eval",
+           {{"target", f.eval.target}, {"seeds", f.eval.seeds}, {"timeout", f.eval.timeout}, {"cpus", f.eval.cpus}}}};
 }
 
 OptimizeFlags FromJson(const Json& j) {
@@ -89,6 +89,7 @@ OptimizeFlags FromJson(const Json& j) {
   f.llm.override_.api_key_env = l.value("api_key_env", "");
   f.llm.override_.scripted_path = l.value("scripted", "");
   f.llm.override_.exchange_dir = l.value("exchange", "");
+  f.eval.target = j.at("eval").value("target", "cpu");  // runs recorded before there were targets to name
   f.eval.seeds = j.at("eval").value("seeds", 3);
   f.eval.timeout = j.at("eval").value("timeout", 60.0);
   f.eval.cpus = j.at("eval").value("cpus", std::vector<int>{});
@@ -198,16 +199,14 @@ std::shared_ptr<std::atomic<bool>> MarkInterruptedOnSignal(store::Store& db, int
   return ended;
 }
 
-void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db,
-             const std::optional<cpu::HardwareProfile>& hardware) {
+void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, targets::Target& target) {
   auto ended = MarkInterruptedOnSignal(db, run_id);
-  auto target = cpu::MakeCpuTarget(TargetOptionsFor(hardware, f.eval));
   std::vector<run::TaskResult> results;
   Json summary = Json::array();
   for (const suite::Task* task : p.selected) {
     run::TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape,
-                               ProjectDataPath(target->Describe().prompts_dir), hardware};
-    auto r = run::OptimizeTask(settings, *task, run_id, db, *p.client, *target);
+                               ProjectDataPath(target.Describe().prompts_dir)};
+    auto r = run::OptimizeTask(settings, *task, run_id, db, *p.client, target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
       *ended = true;
@@ -285,13 +284,13 @@ void RegisterOptimize(CLI::App& app) {
     auto db = OpenDb(f.db, /*create=*/true);
     // The run keeps the hardware profile it is scored against: every stored
     // percentage can be recomputed from its latency and this profile.
-    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
+    auto target = MakeTargetOrExit(TargetSettingsFor(f.eval), f.eval.target);
     Json config = ToJson(f);
-    config["hardware"] = hardware ? cpu::ToJson(*hardware) : Json(nullptr);
+    config["hardware"] = target->Hardware();
     auto run_id = db->CreateRun(config);
     if (!run_id) throw Exit{kExitError, run_id.error().message};
     fmt::print(stderr, "run {} (store {})\n", *run_id, f.db);
-    Execute(f, prepared, *run_id, *db, hardware);
+    Execute(f, prepared, *run_id, *db, *target);
   });
 
   auto* resume =
@@ -309,18 +308,14 @@ void RegisterOptimize(CLI::App& app) {
     OptimizeFlags f = FromJson(config);
     f.db = db_path;
     // Scored against the profile the run began with, so its percentages stay comparable.
-    std::optional<cpu::HardwareProfile> hardware;
-    if (config.contains("hardware") && !config["hardware"].is_null()) {
-      auto stored = cpu::HardwareProfileFromJson(config["hardware"]);
-      if (!stored) throw Exit{kExitError, fmt::format("run {}: {}", run, stored.error().message)};
-      hardware = *stored;
-    } else {
-      hardware = HardwareProfileFor(/*calibrate_if_missing=*/true);
-    }
+    targets::TargetSettings settings = TargetSettingsFor(f.eval);
+    settings.hardware = config.value("hardware", Json(nullptr));
+    auto target = targets::MakeTarget(f.eval.target, settings);
+    if (!target) throw Exit{kExitError, fmt::format("run {}: {}", run, target.error().message)};
     Prepared prepared = Prepare(f);
     db->SetRunStatus(run, "running", Json::object());
     fmt::print(stderr, "resuming run {} ({} task(s))\n", run, f.tasks.size());
-    Execute(f, prepared, run, *db, hardware);
+    Execute(f, prepared, run, *db, **target);
   });
 }
 

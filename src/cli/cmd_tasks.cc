@@ -6,6 +6,7 @@
 #include "suite/roofline.h"
 #include "targets/cpu/cpu_target.h"
 #include "targets/cpu/hardware_store.h"
+#include "targets/cpu/register.h"
 
 namespace accelopt::cli {
 void RegisterTasks(CLI::App& app) {
@@ -18,8 +19,11 @@ void RegisterTasks(CLI::App& app) {
   cmd->add_flag("--json", json, "print JSON");
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);
-    auto hardware = HardwareProfileFor(/*calibrate_if_missing=*/false);
-    if (!hardware && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");
+    targets::TargetSettings settings;
+    settings.calibrate_if_missing = false;
+    auto hardware = cpu::HardwareFor(settings);
+    if (!hardware) throw Exit{kExitError, hardware.error().message};
+    if (!*hardware && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");
     Json out = Json::array();
     std::vector<std::string> too_large;
     if (!json)
@@ -30,7 +34,7 @@ void RegisterTasks(CLI::App& app) {
       auto counts = suite::CountRoofline(*bound);
       if (!counts) throw Exit{kExitError, counts.error().message};
       suite::RooflineTime t{0, "-"};
-      if (hardware) t = suite::ComputeRooflineTime(*counts, cpu::RatesOf(*hardware));
+      if (*hardware) t = suite::ComputeRooflineTime(*counts, cpu::RatesOf(**hardware));
       // Dimensions are integers (the task loader checks it).
       Json params = Json::object();
       for (const auto& [k, v] : bound->params) params[k] = static_cast<long>(v);

@@ -10,8 +10,7 @@
 #include "core/format.h"
 #include "core/result.h"
 #include "suite/task.h"
-#include "targets/cpu/calibrate.h"
-#include "targets/cpu/cpu_target.h"
+#include "targets/registry.h"
 
 namespace accelopt::cli {
 
@@ -34,6 +33,7 @@ void AddSuiteFlag(CLI::App& app, CommonFlags& flags);
 
 /// Options every subcommand that evaluates kernels shares.
 struct EvalFlags {
+  std::string target = "cpu";
   int seeds = 3;
   double timeout = 60;
   std::vector<int> cpus;
@@ -47,30 +47,21 @@ std::vector<suite::Task> LoadSuiteOrExit(const std::string& suite_dir);
 std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& tasks,
                                             const std::vector<std::string>& names);
 
-/// Calibrates this machine (progress, notes and problems on stderr) and saves
-/// the profile when it passes its checks (`saved` says whether it did). An
-/// Error when the device lock or the profile folder cannot be used.
-Result<cpu::Calibration> CalibrateMachine(const cpu::CalibrationOptions& options, bool* saved);
+/// The settings of a target for these flags: data and cache folders, messages on stderr.
+targets::TargetSettings TargetSettingsFor(const EvalFlags& flags);
 
-/// The saved profile of this machine. Without one and with
-/// `calibrate_if_missing`, calibrates; a calibration that fails its checks is
-/// not saved nor used: nullopt (no scoring), with a notice on stderr.
-std::optional<cpu::HardwareProfile> HardwareProfileFor(bool calibrate_if_missing);
+/// The target the flags name, from the registry (measuring the machine when it
+/// has no profile yet), or Exit with the reason it cannot be built.
+std::unique_ptr<targets::Target> MakeTargetOrExit(const targets::TargetSettings& settings, const std::string& name);
 
 void RegisterTasks(CLI::App& app);
 void RegisterEval(CLI::App& app);
 void RegisterCompare(CLI::App& app);
 void RegisterCalibrate(CLI::App& app);
+void RegisterTargets(CLI::App& app);
 void RegisterBench(CLI::App& app);
 void RegisterLlm(CLI::App& app);
 void RegisterOptimize(CLI::App& app);
 void RegisterStoreCommands(CLI::App& app);
-
-}  // namespace accelopt::cli
-
-namespace accelopt::cli {
-
-/// Evaluation settings from the machine's profile (no scoring without one) and the flags.
-cpu::CpuTargetOptions TargetOptionsFor(const std::optional<cpu::HardwareProfile>& hardware, const EvalFlags& flags);
 
 }  // namespace accelopt::cli

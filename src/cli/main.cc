@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   accelopt::cli::RegisterEval(app);
   accelopt::cli::RegisterCompare(app);
   accelopt::cli::RegisterCalibrate(app);
+  accelopt::cli::RegisterTargets(app);
   accelopt::cli::RegisterBench(app);
   accelopt::cli::RegisterLlm(app);
   accelopt::cli::RegisterOptimize(app);

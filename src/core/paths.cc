@@ -32,6 +32,23 @@ std::string HarnessPath() {
   return EnvOr("ACCELOPT_HARNESS", (fs::path(ExecutableDir()) / "accelopt-harness").string());
 }
 
+std::string FindProgram(const std::string& name) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+    const std::string candidate = dir + "/" + name;
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec) && access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
 std::string ProjectDataPath(const std::string& relative) {
   std::error_code ec;
   if (fs::exists(relative, ec)) return fs::absolute(relative).string();

@@ -14,6 +14,10 @@ std::string ExecutableDir();
 /// beside the running executable.
 std::string HarnessPath();
 
+/// The program `name` as the shell would find it: `name` itself when it holds
+/// a slash, else the first executable file of that name in $PATH; "" when none.
+std::string FindProgram(const std::string& name);
+
 /// A data file or folder shipped with the project (suite, prices, prompts): the
 /// first of ./<relative> and <executable dir>/../<relative> that exists (the
 /// build tree sits in the checkout); ./<relative> when neither does.

@@ -4,8 +4,6 @@
 
 #include "agents/parse.h"
 #include "core/format.h"
-#include "targets/cpu/calibrate.h"
-#include "targets/cpu/cpu_target.h"
 
 namespace accelopt::run {
 
@@ -246,8 +244,8 @@ Result<search::SearchState> StateFromJson(const Json& j) {
   return state;
 }
 
-agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, const targets::TargetInfo& target,
-                           const std::optional<cpu::HardwareProfile>& hardware) {
+agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, const targets::Target& target) {
+  const targets::TargetInfo info = target.Describe();
   agents::TaskBrief brief;
   brief.task = task.name;
   brief.description = task.description;
@@ -263,23 +261,15 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, co
       decls += (decls.empty() ? "" : " ") + header.substr(at, header.find('\n', at) - at);
     brief.shape = decls;
   }
-  for (const std::string& other : cpu::CheckedShapes(task, shape))
+  for (const std::string& other : target.CheckedShapes(task, shape))
     if (auto b = suite::Bind(task, other))
       brief.checked_shapes +=
           (brief.checked_shapes.empty() ? "" : "; ") + other + " (" + suite::ShapeText(b->params) + ")";
   auto reference = ReadFile(task.reference_path());
   brief.reference = reference ? *reference : "";
-  brief.flags = target.build_command;
-  if (!target.fence_tags.empty()) brief.fence_tags = target.fence_tags;
-  cpu::MachineIdentity machine = cpu::DetectMachine();
-  brief.isa = std::to_string(machine.cores) + " cores, " + std::to_string(machine.simd_bits) + "-bit SIMD";
-  for (const auto& f : machine.isa) brief.isa += " " + f;
-  if (std::string caches = cpu::DescribeCaches(); !caches.empty()) brief.isa += "; caches: " + caches;
-  if (hardware)
-    brief.isa += fmt::format(
-        "; measured on this machine: memory bandwidth {:.1f} GB/s, FMA peak {:.0f} GFLOP/s, non-FMA vector peak "
-        "{:.0f} GFLOP/s (all cores)",
-        hardware->bandwidth_gbs, hardware->peak_mm_gflops, hardware->peak_vec_gflops);
+  brief.flags = info.build_command;
+  if (!info.fence_tags.empty()) brief.fence_tags = info.fence_tags;
+  brief.isa = target.MachineText();
   brief.tolerance = task.tolerance;
   return brief;
 }
@@ -295,7 +285,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   auto templates = agents::PromptTemplates::Load(f.prompts_dir);
   if (!templates) return templates.error();
   const targets::TargetInfo info = target.Describe();
-  agents::TaskBrief brief = BriefFor(task, f.shape, info, f.hardware);
+  agents::TaskBrief brief = BriefFor(task, f.shape, target);
   brief.tune_budget = f.search.tune_budget;
   agents::Agents agents(port, *templates, brief);
   const std::string& memory_name = f.memory_name;

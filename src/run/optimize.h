@@ -12,7 +12,6 @@
 #include "search/beam_search.h"
 #include "search/tuning.h"
 #include "store/store.h"
-#include "targets/cpu/calibrate.h"
 #include "targets/target.h"
 
 namespace accelopt::run {
@@ -93,9 +92,9 @@ store::Lesson LessonRow(const memory::MemoryLesson& lesson);
 /// What a task's kernels are, for the memory: its name and family, the target's name and kernel language.
 memory::LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target);
 
-/// What every prompt says about the task: its signature, shape, reference, flags.
-agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, const targets::TargetInfo& target,
-                           const std::optional<cpu::HardwareProfile>& hardware = std::nullopt);
+/// What every prompt says about the task: its signature, shape, reference,
+/// the shapes it is also checked on, the build command and the machine, as the target tells them.
+agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, const targets::Target& target);
 
 /// How one task is optimized within a run.
 struct TaskSettings {
@@ -103,8 +102,6 @@ struct TaskSettings {
   std::string memory_name;  ///< lessons start from and go to this memory
   std::string shape = "bench";
   std::string prompts_dir;  ///< the target's prompt templates
-  /// The machine's measured rates, told to the agents; none when uncalibrated.
-  std::optional<cpu::HardwareProfile> hardware;
 };
 
 struct TaskResult {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json_io.h"
 #include "core/result.h"
 #include "eval/profile.h"
 #include "eval/stats.h"
@@ -60,6 +61,18 @@ class Target {
   /// "cpu", "cuda", ...
   virtual std::string name() const = 0;
   virtual TargetInfo Describe() const = 0;
+  /// The hardware profile its percentages of peak are computed against (kept
+  /// with a run, so that they can be recomputed); null when it scores nothing.
+  virtual Json Hardware() const { return nullptr; }
+  /// The machine as the agents should know it: cores, caches, vector width,
+  /// measured rates. One line; "" when there is nothing to say.
+  virtual std::string MachineText() const { return ""; }
+  /// The shapes of `task`, other than `shape`, on which a kernel evaluated at
+  /// `shape` is also checked (the agents are told them).
+  virtual std::vector<std::string> CheckedShapes(const suite::Task& task, const std::string& shape) const {
+    (void)task, (void)shape;
+    return {};
+  }
   /// Whether this target has what it needs to run `task` (a baseline for it, ...).
   virtual bool Supports(const suite::Task& task) const = 0;
   /// One result per request, in order. Blocks until all are measured. Requests

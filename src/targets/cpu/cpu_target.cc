@@ -12,6 +12,8 @@
 #include <random>
 #include <thread>
 
+#include <fmt/core.h>
+
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/paths.h"
@@ -19,6 +21,7 @@
 #include "targets/cpu/calls.h"
 #include "targets/cpu/candidate_run.h"
 #include "targets/cpu/expected.h"
+#include "targets/cpu/hardware_store.h"
 #include "targets/cpu/symbols.h"
 
 namespace accelopt::cpu {
@@ -88,6 +91,25 @@ class CpuTarget : public targets::Target {
     std::string command = options_.kernel_compile.compiler;
     for (const auto& flag : options_.kernel_compile.flags) command += " " + flag;
     return {name(), "c++", ".cpp", {"cpp", "c++", "cc", "cxx", "c"}, command + " -fPIC -shared", "prompts/cpu"};
+  }
+
+  Json Hardware() const override { return options_.hardware ? ToJson(*options_.hardware) : Json(nullptr); }
+
+  std::string MachineText() const override {
+    const MachineIdentity machine = DetectMachine();
+    std::string text = std::to_string(machine.cores) + " cores, " + std::to_string(machine.simd_bits) + "-bit SIMD";
+    for (const auto& f : machine.isa) text += " " + f;
+    if (std::string caches = DescribeCaches(); !caches.empty()) text += "; caches: " + caches;
+    if (options_.hardware)
+      text += fmt::format(
+          "; measured on this machine: memory bandwidth {:.1f} GB/s, FMA peak {:.0f} GFLOP/s, non-FMA vector peak "
+          "{:.0f} GFLOP/s (all cores)",
+          options_.hardware->bandwidth_gbs, options_.hardware->peak_mm_gflops, options_.hardware->peak_vec_gflops);
+    return text;
+  }
+
+  std::vector<std::string> CheckedShapes(const suite::Task& task, const std::string& shape) const override {
+    return cpu::CheckedShapes(task, shape);
   }
 
   Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override;

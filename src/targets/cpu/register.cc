@@ -1,0 +1,122 @@
+#include "targets/cpu/register.h"
+
+#include <sched.h>
+
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "core/paths.h"
+#include "targets/cpu/hardware_store.h"
+
+namespace accelopt::cpu {
+namespace {
+
+std::string DataDirOf(const targets::TargetSettings& settings) {
+  return settings.data_dir.empty() ? DataDir() : settings.data_dir;
+}
+
+std::string CacheDirOf(const targets::TargetSettings& settings) {
+  return settings.cache_dir.empty() ? CacheDir() : settings.cache_dir;
+}
+
+}  // namespace
+
+Result<Calibration> CalibrateAndSave(const CalibrationOptions& options, const std::string& data_dir,
+                                     const std::function<void(const std::string&)>& say, bool* saved) {
+  *saved = false;
+  // Found out before the measurement, not after it.
+  if (auto s = CheckWritableDir(data_dir + "/hardware"); !s)
+    return Error{"the hardware profile could not be saved: " + s.error().message +
+                 " (set $ACCELOPT_HOME to a writable folder)"};
+  say("Calibrating: bandwidth, FMA peak, vector peak, OpenBLAS sgemm, in rounds until they hold still "
+      "(10-30 seconds)...");
+  auto calibration = Calibrate(options);
+  if (!calibration) return calibration;
+  for (const auto& note : calibration->notes) say("note: " + note);
+  if (!calibration->problems.empty()) {
+    std::string text = "The calibration is not saved as this machine's profile:";
+    for (const auto& problem : calibration->problems) text += "\n  - " + problem;
+    say(text);
+    return calibration;
+  }
+  if (auto s = SaveHardwareProfile(data_dir + "/hardware", calibration->profile); !s) return s.error();
+  *saved = true;
+  return calibration;
+}
+
+Result<std::optional<HardwareProfile>> HardwareFor(const targets::TargetSettings& settings) {
+  if (!settings.hardware.is_null()) {
+    auto recorded = HardwareProfileFromJson(settings.hardware);
+    if (!recorded) return Error{"the recorded hardware profile: " + recorded.error().message};
+    return std::optional<HardwareProfile>(*recorded);
+  }
+  auto saved = LoadHardwareProfile(DataDirOf(settings) + "/hardware", DetectMachine().fingerprint);
+  if (!saved) return saved.error();
+  if (saved->has_value() || !settings.calibrate_if_missing) return *saved;
+  settings.say("No hardware profile for this machine yet.");
+  bool fresh = false;
+  auto calibration = CalibrateAndSave(CalibrationOptions{}, DataDirOf(settings), settings.say, &fresh);
+  if (!calibration) return calibration.error();
+  if (fresh) return std::optional<HardwareProfile>(calibration->profile);
+  settings.say(
+      "Going on without a hardware profile: kernels are checked and timed, but no percentage of peak is "
+      "computed. Run `accelopt calibrate` when the machine is idle.");
+  return std::optional<HardwareProfile>{};
+}
+
+Result<CpuTargetOptions> OptionsFor(const targets::TargetSettings& settings,
+                                    const std::optional<HardwareProfile>& hardware) {
+  CpuTargetOptions options;
+  if (hardware) {
+    options.rates = RatesOf(*hardware);
+    options.hardware = *hardware;
+    const std::string data_dir = DataDirOf(settings);
+    const auto say = settings.say;
+    options.on_hardware_raised = [data_dir, say](const HardwareProfile& raised) {
+      const PeakEvidence& e = raised.evidence.back();
+      say(fmt::format("note: kernel {} ({}) proved this machine's {} is at least {:.4g} (calibrated {:.4g}): raised",
+                      e.kernel_hash, e.task, e.figure, e.value, e.previous));
+      if (auto s = SaveHardwareProfile(data_dir + "/hardware", raised); !s)
+        say("warning: the raised profile was not saved: " + s.error().message);
+    };
+  }
+  options.kernel_compile.cache_dir = CacheDirOf(settings) + "/build";
+  options.reference_compile.cache_dir = CacheDirOf(settings) + "/build";
+  options.work_dir = CacheDirOf(settings) + "/work";
+  options.seeds = settings.seeds;
+  options.wall_seconds = settings.timeout;
+  options.keep_work = settings.keep_work;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    for (int c : settings.cpus)
+      if (c < 0 || c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed))
+        return Error{
+            fmt::format("--cpus: core {} is not available to this process ({} cores allowed)", c, CPU_COUNT(&allowed))};
+  options.cpus = settings.cpus;
+  options.bind_openmp = settings.bind_openmp;
+  return options;
+}
+
+targets::TargetKind Registration() {
+  targets::TargetKind kind;
+  kind.name = "cpu";
+  kind.summary = "C++ kernels built with the system compiler (g++, OpenMP), run on this machine's cores";
+  kind.unavailable = [] {
+    const CompileOptions compile;
+    if (FindProgram(compile.compiler).empty()) return "the compiler '" + compile.compiler + "' is not on $PATH";
+    std::error_code ec;
+    if (!std::filesystem::exists(HarnessPath(), ec)) return "the harness " + HarnessPath() + " is missing";
+    return std::string();
+  };
+  kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
+    auto hardware = HardwareFor(settings);
+    if (!hardware) return hardware.error();
+    auto options = OptionsFor(settings, *hardware);
+    if (!options) return options.error();
+    return MakeCpuTarget(*options);
+  };
+  return kind;
+}
+
+}  // namespace accelopt::cpu

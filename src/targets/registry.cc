@@ -1,0 +1,27 @@
+#include "targets/registry.h"
+
+#include "targets/cpu/register.h"
+
+namespace accelopt::targets {
+
+const std::vector<TargetKind>& RegisteredTargets() {
+  static const std::vector<TargetKind> kinds = {
+      cpu::Registration(),
+  };
+  return kinds;
+}
+
+Result<std::unique_ptr<Target>> MakeTarget(const std::string& name, const TargetSettings& settings) {
+  std::string known;
+  for (const TargetKind& kind : RegisteredTargets()) {
+    if (kind.name == name) {
+      if (std::string why = kind.unavailable(); !why.empty())
+        return Error{"the " + name + " target is not available here: " + why};
+      return kind.make(settings);
+    }
+    known += (known.empty() ? "" : ", ") + kind.name;
+  }
+  return Error{"unknown target '" + name + "' (known: " + known + "; see `accelopt targets`)"};
+}
+
+}  // namespace accelopt::targets

@@ -1,0 +1,49 @@
+#pragma once
+/// targets: the registry. A target is built from its name; `accelopt targets`
+/// lists each registered one, available here or with the reason it is not.
+/// Adding a target is one folder under src/targets/ and one line in registry.cc.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/result.h"
+#include "targets/target.h"
+
+namespace accelopt::targets {
+
+/// What the user chose for an evaluation, for any target; each target takes what applies to it.
+struct TargetSettings {
+  int seeds = 3;          ///< correctness runs, each with fresh random inputs
+  double timeout = 60;    ///< wall-clock limit per child process, seconds
+  std::vector<int> cpus;  ///< cores the kernel runs on (cpu target); empty = all allowed
+  bool bind_openmp = false;
+  bool keep_work = false;  ///< keep evaluation folders for debugging
+  /// Measure the machine when it has no saved profile (else no scoring).
+  bool calibrate_if_missing = true;
+  /// A recorded hardware profile to score against (a resumed run's); null: the machine's own.
+  Json hardware;
+  std::string data_dir;   ///< where hardware profiles are kept
+  std::string cache_dir;  ///< builds and scratch folders
+  /// Progress and notes for the user (calibration, a raised peak, ...).
+  std::function<void(const std::string&)> say = [](const std::string&) {};
+};
+
+struct TargetKind {
+  std::string name;
+  std::string summary;  ///< one line: kernel language and where it runs
+  /// Why it cannot run here ("" when it can): a missing compiler, device or program.
+  std::function<std::string()> unavailable;
+  std::function<Result<std::unique_ptr<Target>>(const TargetSettings&)> make;
+};
+
+/// Every registered target, in registration order.
+const std::vector<TargetKind>& RegisteredTargets();
+
+/// The target named `name`, built with `settings`; an Error naming the known
+/// targets when there is none of that name, or saying why it is unavailable.
+Result<std::unique_ptr<Target>> MakeTarget(const std::string& name, const TargetSettings& settings);
+
+}  // namespace accelopt::targets
