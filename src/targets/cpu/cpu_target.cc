@@ -18,6 +18,7 @@
 #include "core/hash.h"
 #include "core/paths.h"
 #include "core/scratch.h"
+#include "eval/scoring.h"
 #include "targets/cpu/calls.h"
 #include "targets/cpu/candidate_run.h"
 #include "targets/cpu/expected.h"
@@ -178,7 +179,8 @@ class CpuTarget : public targets::Target {
   Status RunBuilt(Batch& batch, size_t k, bool timed, Profile& profile) const;
   Status CheckOtherShapes(const std::vector<OtherShape>& others, Built& built, Shared& shared, const fs::path& dir,
                           Profile& profile);
-  void Score(const suite::BoundTask& bound, Profile& profile) const;
+  // The rates this target scores against, with what its hardware profile knows of them.
+  eval::ScoringPeaks Peaks() const;
   Status ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile);
 
   CpuTargetOptions options_;
@@ -449,28 +451,20 @@ Status CpuTarget::Postcheck(Batch& batch, size_t k, Profile& profile) {
   return Ok{};
 }
 
-void CpuTarget::Score(const suite::BoundTask& bound, Profile& profile) const {
-  if (!profile.latency) return;
-  auto counts = suite::CountRoofline(bound);
-  if (!counts || options_.rates.bandwidth_gbs <= 0) return;
-  auto t = suite::ComputeRooflineTime(*counts, options_.rates);
-  double median = profile.latency->median_s;
-  profile.bound = t.bound;
-  profile.roofline_seconds = t.seconds;
-  profile.roofline_memory_seconds = t.memory_seconds;
-  profile.roofline_mm_seconds = t.mm_seconds;
-  profile.roofline_vec_seconds = t.vec_seconds;
-  profile.percent_of_peak = 100.0 * t.seconds / median;
-  profile.achieved_gbs = counts->min_bytes / median / 1e9;
-  profile.achieved_gflops = (counts->flops_mm + counts->flops_vec) / median / 1e9;
-  eval::ScoredAgainst& against = profile.scored_against.emplace();
-  against.bandwidth_gbs = options_.rates.bandwidth_gbs;
-  against.peak_mm_gflops = options_.rates.peak_mm_gflops;
-  against.peak_vec_gflops = options_.rates.peak_vec_gflops;
-  if (options_.hardware) {
-    against.fingerprint = options_.hardware->machine.fingerprint;
-    against.measured_at = options_.hardware->measured_at;
+eval::ScoringPeaks CpuTarget::Peaks() const {
+  eval::ScoringPeaks peaks;
+  peaks.rates = options_.rates;
+  peaks.raise_allowance = options_.raise_allowance;
+  peaks.raise_spreads = options_.raise_spreads;
+  if (const HardwareProfile* h = options_.hardware ? &*options_.hardware : nullptr) {
+    peaks.calibrated = true;
+    peaks.theoretical.peak_mm_gflops = h->theoretical_mm_gflops;
+    peaks.theoretical.peak_vec_gflops = h->theoretical_vec_gflops;
+    peaks.spreads = h->spreads;
+    peaks.fingerprint = h->machine.fingerprint;
+    peaks.measured_at = h->measured_at;
   }
+  return peaks;
 }
 
 // A correct kernel faster than the roofline is measured again (its slower
@@ -484,7 +478,7 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
   // A roofline the task loader accepted evaluates; if not, that is the engine's error, never a silent 0%.
   auto counts = suite::CountRoofline(*batch.bound);
   if (!counts) return counts.error();
-  Score(*batch.bound, profile);
+  eval::Score(*counts, Peaks(), profile);
   if (profile.status != Verdict::kOk || profile.percent_of_peak <= 100) return Ok{};
   Profile again;
   again.tolerance = profile.tolerance;
@@ -497,63 +491,21 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
   }
   if (again.latency->median_s > profile.latency->median_s) profile.latency = again.latency;
   profile.phase_seconds["remeasure"] = again.phase_seconds["candidate_process"];
-  Score(*batch.bound, profile);
+  eval::Score(*counts, Peaks(), profile);
   if (profile.percent_of_peak <= 100) {
     profile.message += "; measured again after a first median faster than the roofline";
     return Ok{};
   }
-  const double median = profile.latency->median_s;
-  struct Claim {
-    const char* figure;
-    double proved;  // the rate the kernel achieved in this figure
-    double* rate;   // the calibrated rate
-    double theoretical;
-  };
-  suite::PeakRates raised = options_.rates;
-  const HardwareProfile* h = options_.hardware ? &*options_.hardware : nullptr;
-  std::vector<Claim> claims = {
-      {"bandwidth", counts->min_bytes / median / 1e9, &raised.bandwidth_gbs, 0},
-      {"peak_mm", counts->flops_mm / median / 1e9, &raised.peak_mm_gflops, h ? h->theoretical_mm_gflops : 0},
-      {"peak_vec", counts->flops_vec / median / 1e9, &raised.peak_vec_gflops, h ? h->theoretical_vec_gflops : 0}};
-  std::string why;
-  std::vector<PeakEvidence> evidence;
-  for (const Claim& c : claims) {
-    if (c.proved <= *c.rate) continue;
-    double spread = 0;
-    if (h)
-      if (auto it = h->spreads.find(c.figure); it != h->spreads.end()) spread = it->second;
-    const double allowed = *c.rate * (1 + std::max(options_.raise_allowance, options_.raise_spreads * spread));
-    char text[256];
-    if (!h) {
-      std::snprintf(text, sizeof text, "%s %.4g beyond the calibrated %.4g, and no hardware profile to weigh it",
-                    c.figure, c.proved, *c.rate);
-      why = text;
-    } else if (c.theoretical > 0 && c.proved > c.theoretical) {
-      std::snprintf(text, sizeof text, "%s %.4g above the theoretical %.4g", c.figure, c.proved, c.theoretical);
-      why = text;
-    } else if (c.proved > allowed) {
-      std::snprintf(text, sizeof text,
-                    "%s %.4g, more than the calibrated %.4g plus what its calibration could have missed (up to %.4g)",
-                    c.figure, c.proved, *c.rate, allowed);
-      why = text;
-    } else {
-      evidence.push_back({c.figure, c.proved, *c.rate, Hex64(Fnv1a64(batch.requests[k].candidate.source)), profile.task,
-                          profile.shape, IsoUtcNow()});
-      *c.rate = c.proved;
-    }
-    if (!why.empty()) break;
-  }
-  if (!why.empty()) {
-    profile.status = Verdict::kSuspect;
-    char text[512];
-    std::snprintf(
-        text, sizeof text,
-        "correct, but measured twice faster than the roofline (%.1f%% of peak, T = %.3g s): it would need %s; "
-        "not trusted",
-        profile.percent_of_peak, profile.roofline_seconds, why.c_str());
-    profile.message = text;
+  const eval::BeyondPeak judged = eval::JudgeBeyondPeak(*counts, profile.latency->median_s, Peaks());
+  if (!judged.suspect_reason.empty()) {
+    eval::MarkSuspect(profile, judged.suspect_reason);
     return Ok{};
   }
+  const suite::PeakRates raised = judged.raised;
+  std::vector<PeakEvidence> evidence;
+  for (const eval::ProvedRate& p : judged.proved)
+    evidence.push_back({p.figure, p.value, p.previous, Hex64(Fnv1a64(batch.requests[k].candidate.source)), profile.task,
+                        profile.shape, IsoUtcNow()});
   // Raised: this target scores from now on against what the kernel proved, and the caller saves it.
   options_.rates = raised;
   if (options_.hardware) {
@@ -564,7 +516,7 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
     hw.evidence.insert(hw.evidence.end(), evidence.begin(), evidence.end());
     if (options_.on_hardware_raised) options_.on_hardware_raised(hw);
   }
-  Score(*batch.bound, profile);
+  eval::Score(*counts, Peaks(), profile);
   for (const PeakEvidence& e : evidence) {
     char text[200];
     std::snprintf(text, sizeof text, "; it raised the machine's %s from %.4g to %.4g (measured twice)",

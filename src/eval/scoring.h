@@ -1,0 +1,54 @@
+#pragma once
+/// Scoring, the same for every target: a profile's latency against the
+/// roofline of its task at its shape (percent of peak, the bound, each
+/// component), and the judgement of a correct kernel measured faster than the
+/// roofline: evidence that raises a rate, or `suspect`.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "eval/profile.h"
+#include "suite/roofline.h"
+
+namespace accelopt::eval {
+
+/// The rates a target scores against, with what is known of them.
+struct ScoringPeaks {
+  suite::PeakRates rates;        ///< measured (calibrated); zero bandwidth = no scoring
+  suite::PeakRates theoretical;  ///< from the device's specifications; 0 where unknown
+  /// Relative spread of each calibrated figure ("bandwidth", "peak_mm", "peak_vec").
+  std::map<std::string, double> spreads;
+  bool calibrated = false;  ///< the rates come from a profile whose spreads and peaks are known
+  std::string fingerprint, measured_at;
+  /// How far beyond a calibrated rate a kernel may prove the machine can go:
+  /// this share, or `raise_spreads` times the figure's calibration spread if more.
+  double raise_allowance = 0.05;
+  double raise_spreads = 3;
+};
+
+/// Fills the profile's roofline fields, percent of peak, achieved rates and
+/// `scored_against` from its median latency; nothing without a latency or rates.
+void Score(const suite::RooflineCounts& counts, const ScoringPeaks& peaks, Profile& profile);
+
+/// A rate a kernel proved the machine reaches, beyond its calibrated one.
+struct ProvedRate {
+  std::string figure;  ///< "bandwidth", "peak_mm" or "peak_vec"
+  double value = 0;    ///< what the kernel achieved
+  double previous = 0;
+};
+
+/// What a correct kernel that stayed faster than the roofline when measured
+/// twice (`median`: the slower median) means: either rates to raise, or why no
+/// honest measurement explains it.
+struct BeyondPeak {
+  std::string suspect_reason;      ///< "" when every claim is within what the calibration could have missed
+  suite::PeakRates raised;         ///< the rates, raised where the kernel proved more
+  std::vector<ProvedRate> proved;  ///< each raise
+};
+BeyondPeak JudgeBeyondPeak(const suite::RooflineCounts& counts, double median, const ScoringPeaks& peaks);
+
+/// Marks the profile `suspect`, saying why it is not trusted.
+void MarkSuspect(Profile& profile, const std::string& reason);
+
+}  // namespace accelopt::eval
