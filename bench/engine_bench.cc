@@ -52,7 +52,7 @@ Result<eval::Profile> EvaluateOnce(targets::Target& target, const suite::Task& t
 }
 
 Result<TaskFigures> Measure(const suite::Task& task, int repeats, const cpu::CpuTargetOptions& base) {
-  auto source = ReadFile(task.baseline_path());
+  auto source = ReadFile(task.baseline_path(cpu::kKernelExtension));
   if (!source) return source.error();
   TaskFigures f{task.name};
   // As in a search: every candidate is new, so it is compiled (cache off), and

@@ -64,7 +64,7 @@ TEST_P(SuiteTask, BaselineMatchesReferenceOnTestShape) {
   options.seeds = 3;
   auto target = cpu::MakeCpuTarget(options);
   ASSERT_TRUE(target->Supports(*task));
-  auto source = ReadFile(task->baseline_path());
+  auto source = ReadFile(task->baseline_path(cpu::kKernelExtension));
   ASSERT_TRUE(source.ok());
   targets::EvalRequest request{task, "test", {*source, "baseline", {}}};
   auto profile = target->Evaluate({&request, 1})[0];

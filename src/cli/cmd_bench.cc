@@ -115,9 +115,9 @@ void RegisterBench(CLI::App& app) {
     for (const suite::Task* task : selected) {
       ++index;
       std::vector<std::pair<std::string, targets::Candidate>> kernels;
-      auto baseline = ReadFile(task->baseline_path());
+      auto baseline = ReadFile(task->baseline_path(target->Describe().file_extension));
       if (!baseline) throw Exit{kExitError, baseline.error().message};
-      kernels.push_back({"baseline", {*baseline, task->baseline_path(), {}}});
+      kernels.push_back({"baseline", {*baseline, task->baseline_path(target->Describe().file_extension), {}}});
       std::string vendor_path = task->dir + "/vendor.cpp";
       if (!no_vendor && std::filesystem::exists(vendor_path)) {
         auto vendor = ReadFile(vendor_path);

@@ -265,7 +265,7 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, co
     if (auto b = suite::Bind(task, other))
       brief.checked_shapes +=
           (brief.checked_shapes.empty() ? "" : "; ") + other + " (" + suite::ShapeText(b->params) + ")";
-  auto reference = ReadFile(task.reference_path());
+  auto reference = ReadFile(task.reference_path(info.file_extension));
   brief.reference = reference ? *reference : "";
   brief.flags = info.build_command;
   if (!info.fence_tags.empty()) brief.fence_tags = info.fence_tags;
@@ -315,7 +315,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
     fmt::print(stderr, "[{}] resuming after iteration {}\n", task.name, state.completed_iterations);
   } else {
     if (result.baseline.id == 0) {
-      auto code = ReadFile(task.baseline_path());
+      auto code = ReadFile(task.baseline_path(target.Describe().file_extension));
       if (!code) return code.error();
       fmt::print(stderr, "[{}] evaluating the baseline...\n", task.name);
       auto profile = evaluator.EvaluateOne(*code);

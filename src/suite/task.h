@@ -46,8 +46,10 @@ struct Task {
   double tolerance = 2e-5;  ///< relative L2 error bound
   RooflineExprs roofline;
 
-  std::string reference_path() const { return dir + "/reference.cpp"; }
-  std::string baseline_path() const { return dir + "/baseline.cpp"; }
+  /// The reference and the baseline in a target's kernel language, by its
+  /// file extension (".cpp" for the cpu target).
+  std::string reference_path(const std::string& extension) const { return dir + "/reference" + extension; }
+  std::string baseline_path(const std::string& extension) const { return dir + "/baseline" + extension; }
 };
 
 /// A task at one shape: every dimension evaluated.

@@ -91,7 +91,8 @@ class CpuTarget : public targets::Target {
   targets::TargetInfo Describe() const override {
     std::string command = options_.kernel_compile.compiler;
     for (const auto& flag : options_.kernel_compile.flags) command += " " + flag;
-    return {name(), "c++", ".cpp", {"cpp", "c++", "cc", "cxx", "c"}, command + " -fPIC -shared", "prompts/cpu"};
+    return {name(),       "c++", kKernelExtension, {"cpp", "c++", "cc", "cxx", "c"}, command + " -fPIC -shared",
+            "prompts/cpu"};
   }
 
   Json Hardware() const override { return options_.hardware ? ToJson(*options_.hardware) : Json(nullptr); }
@@ -117,7 +118,8 @@ class CpuTarget : public targets::Target {
 
   bool Supports(const suite::Task& task) const override {
     std::error_code ec;
-    return fs::exists(task.baseline_path(), ec) && fs::exists(task.reference_path(), ec);
+    return fs::exists(task.baseline_path(kKernelExtension), ec) &&
+           fs::exists(task.reference_path(kKernelExtension), ec);
   }
 
   // Consecutive requests for the same task and shape form a batch that shares

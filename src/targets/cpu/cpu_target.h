@@ -110,6 +110,9 @@ Status CheckMemoryFor(const suite::BoundTask& bound);
 std::vector<std::string> CheckedShapes(const suite::Task& task, const std::string& shape);
 
 /// Creates the cpu target. Thread-compatible: one Evaluate at a time.
+/// A cpu kernel's file extension: a task's reference and baseline are reference.cpp and baseline.cpp.
+inline const std::string kKernelExtension = ".cpp";
+
 std::unique_ptr<targets::Target> MakeCpuTarget(const CpuTargetOptions& options);
 
 }  // namespace accelopt::cpu

@@ -101,7 +101,7 @@ void Expected::Draw(const suite::BoundTask& bound, int seeds, double scale, int 
 // side by side, each in its own process.
 Status Expected::RunReferences(const suite::BoundTask& bound, const CpuTargetOptions& options, const std::string& dir) {
   const suite::Task& task = *bound.task;
-  auto source = ReadFile(task.reference_path());
+  auto source = ReadFile(task.reference_path(kKernelExtension));
   if (!source) return source.error();
   const size_t slots = sets_.size() + checked_.size();
   const size_t per_set = static_cast<size_t>(ElementsPerSet(bound.outputs));
@@ -124,15 +124,16 @@ Status Expected::RunReferences(const suite::BoundTask& bound, const CpuTargetOpt
                                options.reference_compile, dir);
     if (!built) return built.error();
     if (!built->ok)
-      return Error{task.reference_path() + " does not compile with float in place of double:\n" +
-                   NameSourceInLog(built->log, task.reference_path() + " (float32)")};
+      return Error{task.reference_path(kKernelExtension) + " does not compile with float in place of double:\n" +
+                   NameSourceInLog(built->log, task.reference_path(kKernelExtension) + " (float32)")};
     return RunReference(bound, built->library_path, OutputType::kFloat, options, dir, calls, into32);
   });
   Status run = [&]() -> Status {
     auto built = CompileKernel(*source, bound.ShapeHeader(), options.reference_compile, dir);
     if (!built) return built.error();
     if (!built->ok)
-      return Error{task.reference_path() + " does not compile:\n" + NameSourceInLog(built->log, task.reference_path())};
+      return Error{task.reference_path(kKernelExtension) + " does not compile:\n" +
+                   NameSourceInLog(built->log, task.reference_path(kKernelExtension))};
     return RunReference(bound, built->library_path, OutputType::kDouble, options, dir, calls, into64);
   }();
   Status run32 = float32.get();
