@@ -62,7 +62,11 @@ Json ToJson(const OptimizeFlags& f) {
             {"scripted", o.scripted_path},
             {"exchange", o.exchange_dir}}},
           {"eval",
-           {{"target", f.eval.target}, {"seeds", f.eval.seeds}, {"timeout", f.eval.timeout}, {"cpus", f.eval.cpus}}}};
+           {{"target", f.eval.target},
+            {"evaluator", f.eval.evaluator},
+            {"seeds", f.eval.seeds},
+            {"timeout", f.eval.timeout},
+            {"cpus", f.eval.cpus}}}};
 }
 
 OptimizeFlags FromJson(const Json& j) {
@@ -90,6 +94,7 @@ OptimizeFlags FromJson(const Json& j) {
   f.llm.override_.scripted_path = l.value("scripted", "");
   f.llm.override_.exchange_dir = l.value("exchange", "");
   f.eval.target = j.at("eval").value("target", "cpu");  // runs recorded before there were targets to name
+  f.eval.evaluator = j.at("eval").value("evaluator", "");
   f.eval.seeds = j.at("eval").value("seeds", 3);
   f.eval.timeout = j.at("eval").value("timeout", 60.0);
   f.eval.cpus = j.at("eval").value("cpus", std::vector<int>{});

@@ -12,11 +12,15 @@ void RegisterTargets(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("targets", "list the targets kernels can be built and measured on, and which run here");
   static bool json = false;
+  static std::string evaluator;
   cmd->add_flag("--json", json, "print JSON: [{name, summary, available, reason}]");
+  cmd->add_option("--evaluator", evaluator, "the external target's evaluator program and arguments");
   cmd->callback([] {
     Json out = Json::array();
+    targets::TargetSettings settings;
+    settings.evaluator = evaluator;
     for (const targets::TargetKind& kind : targets::RegisteredTargets()) {
-      const std::string why = kind.unavailable();
+      const std::string why = kind.unavailable(settings);
       out.push_back({{"name", kind.name}, {"summary", kind.summary}, {"available", why.empty()}, {"reason", why}});
       if (!json)
         fmt::print("{:<10} {:<14} {}\n", kind.name, why.empty() ? "available" : "unavailable",

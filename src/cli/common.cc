@@ -53,6 +53,7 @@ targets::TargetSettings TargetSettingsFor(const EvalFlags& flags) {
   settings.timeout = flags.timeout;
   settings.cpus = flags.cpus;
   settings.bind_openmp = flags.bind_openmp;
+  settings.evaluator = flags.evaluator;
   settings.data_dir = DataDir();
   settings.cache_dir = CacheDir();
   settings.say = [](const std::string& text) { fmt::print(stderr, "{}\n", text); };
@@ -77,6 +78,9 @@ void AddEvalFlags(CLI::App& app, EvalFlags& flags) {
             return "unknown target '" + value + "' (known: " + known + "; see `accelopt targets`)";
           },
           "NAME", "target name"));
+  app.add_option("--evaluator", flags.evaluator,
+                 "the external target's evaluator: program and arguments, split at spaces (default: "
+                 "$ACCELOPT_EVALUATOR; see docs/external-protocol.md)");
   app.add_option("--seeds", flags.seeds, "correctness runs, each with fresh random inputs")->check(CLI::Range(1, 100));
   app.add_option("--timeout", flags.timeout, "wall-clock limit per child process, seconds")->check(CLI::PositiveNumber);
   app.add_option("--cpus", flags.cpus, "cores the kernel runs on, e.g. --cpus 0,1 (default: all allowed)")

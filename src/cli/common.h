@@ -34,6 +34,7 @@ void AddSuiteFlag(CLI::App& app, CommonFlags& flags);
 /// Options every subcommand that evaluates kernels shares.
 struct EvalFlags {
   std::string target = "cpu";
+  std::string evaluator;  ///< the external target's program ("" = $ACCELOPT_EVALUATOR)
   int seeds = 3;
   double timeout = 60;
   std::vector<int> cpus;

@@ -8,7 +8,7 @@ namespace accelopt::cli {
 
 void PrintProfile(const eval::Profile& p, bool verbose) {
   fmt::print("task         {} (shape {}, target {})\n", p.task, p.shape, p.target);
-  fmt::print("status       {}: {}\n", eval::VerdictName(p.status), p.message);
+  fmt::print("status       {}{}\n", eval::VerdictName(p.status), p.message.empty() ? "" : ": " + p.message);
   fmt::print("compile      {}\n", p.compile_cached ? "cached" : FormatSeconds(p.compile_seconds));
   if (p.errors)
     fmt::print(
@@ -20,12 +20,15 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
     fmt::print("elements     worst at {:.3g}x its float32 rounding bound, {} beyond it\n", p.errors->worst_ratio,
                p.errors->over_bound);
   if (p.latency)
-    fmt::print("latency      median {}  min {}  max {}  spread {:.2f}%  ({} calls, {} series; handshake {} included)\n",
+    fmt::print("latency      median {}  min {}  max {}  spread {:.2f}%  ({} calls, {} series{})\n",
                FormatSeconds(p.latency->median_s), FormatSeconds(p.latency->min_s), FormatSeconds(p.latency->max_s),
-               100 * p.latency->spread, p.latency->calls, p.latency->series, FormatSeconds(p.handshake_seconds));
-  if (p.latency || p.outside_cpu_seconds > 0)
+               100 * p.latency->spread, p.latency->calls, p.latency->series,
+               p.handshake_seconds > 0 ? "; handshake " + FormatSeconds(p.handshake_seconds) + " included" : "");
+  // What the engine's own monitor measured around the calls (the cpu target); an external evaluator reports none of it.
+  const bool monitored = p.handshake_seconds > 0;
+  if (monitored && (p.latency || p.outside_cpu_seconds > 0))
     fmt::print("outside      {} of CPU time used outside its calls\n", FormatSeconds(p.outside_cpu_seconds));
-  if (p.latency)
+  if (monitored && p.latency)
     fmt::print(
         "machine      other processes used {:.0f}% of the CPU during the kept series; {} series disturbed and "
         "measured again\n",

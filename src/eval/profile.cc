@@ -111,6 +111,13 @@ double NumberOr(const Json& j, const char* key, double fallback) {
 
 }  // namespace
 
+std::optional<Verdict> VerdictFromName(const std::string& name) {
+  for (Verdict v : {Verdict::kOk, Verdict::kCompileError, Verdict::kRuntimeError, Verdict::kTimeout,
+                    Verdict::kResourceLimit, Verdict::kWrongAnswer, Verdict::kSuspect, Verdict::kForbidden})
+    if (name == VerdictName(v)) return v;
+  return std::nullopt;
+}
+
 Result<Profile> ProfileFromJson(const Json& j) {
   Profile p;
   try {
@@ -118,11 +125,9 @@ Result<Profile> ProfileFromJson(const Json& j) {
     p.shape = j.at("shape");
     p.target = j.value("target", "cpu");
     std::string status = j.at("status");
-    bool known = false;
-    for (Verdict v : {Verdict::kOk, Verdict::kCompileError, Verdict::kRuntimeError, Verdict::kTimeout,
-                      Verdict::kResourceLimit, Verdict::kWrongAnswer, Verdict::kSuspect, Verdict::kForbidden})
-      if (status == VerdictName(v)) p.status = v, known = true;
-    if (!known) return Error{"profile: unknown status '" + status + "'"};
+    auto verdict = VerdictFromName(status);
+    if (!verdict) return Error{"profile: unknown status '" + status + "'"};
+    p.status = *verdict;
     p.message = j.value("message", "");
     p.phase = j.value("phase", "");
     p.work_dir = j.value("work_dir", "");

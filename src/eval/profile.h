@@ -24,6 +24,8 @@ enum class Verdict {
 
 /// "ok", "compile_error", "runtime_error", "timeout", "resource_limit", "wrong_answer", "suspect", "forbidden".
 const char* VerdictName(Verdict verdict);
+/// The verdict of that name; nothing for a name that is not one.
+std::optional<Verdict> VerdictFromName(const std::string& name);
 
 /// Hardware counters per timed call; absent when the kernel does not allow them.
 struct CounterValues {

@@ -1,12 +1,14 @@
 #include "targets/registry.h"
 
 #include "targets/cpu/register.h"
+#include "targets/external/external_target.h"
 
 namespace accelopt::targets {
 
 const std::vector<TargetKind>& RegisteredTargets() {
   static const std::vector<TargetKind> kinds = {
       cpu::Registration(),
+      external::Registration(),
   };
   return kinds;
 }
@@ -15,7 +17,7 @@ Result<std::unique_ptr<Target>> MakeTarget(const std::string& name, const Target
   std::string known;
   for (const TargetKind& kind : RegisteredTargets()) {
     if (kind.name == name) {
-      if (std::string why = kind.unavailable(); !why.empty())
+      if (std::string why = kind.unavailable(settings); !why.empty())
         return Error{"the " + name + " target is not available here: " + why};
       return kind.make(settings);
     }

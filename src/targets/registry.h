@@ -27,6 +27,9 @@ struct TargetSettings {
   Json hardware;
   std::string data_dir;   ///< where hardware profiles are kept
   std::string cache_dir;  ///< builds and scratch folders
+  /// The external target's evaluator: program and arguments, split at spaces
+  /// ("" = $ACCELOPT_EVALUATOR).
+  std::string evaluator;
   /// Progress and notes for the user (calibration, a raised peak, ...).
   std::function<void(const std::string&)> say = [](const std::string&) {};
 };
@@ -35,7 +38,7 @@ struct TargetKind {
   std::string name;
   std::string summary;  ///< one line: kernel language and where it runs
   /// Why it cannot run here ("" when it can): a missing compiler, device or program.
-  std::function<std::string()> unavailable;
+  std::function<std::string(const TargetSettings&)> unavailable;
   std::function<Result<std::unique_ptr<Target>>(const TargetSettings&)> make;
 };
 

@@ -102,7 +102,7 @@ targets::TargetKind Registration() {
   targets::TargetKind kind;
   kind.name = "cpu";
   kind.summary = "C++ kernels built with the system compiler (g++, OpenMP), run on this machine's cores";
-  kind.unavailable = [] {
+  kind.unavailable = [](const targets::TargetSettings&) {
     const CompileOptions compile;
     if (FindProgram(compile.compiler).empty()) return "the compiler '" + compile.compiler + "' is not on $PATH";
     std::error_code ec;

@@ -1,0 +1,428 @@
+#include "targets/external/external_target.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "core/clock.h"
+#include "core/json_io.h"
+#include "core/paths.h"
+#include "core/scratch.h"
+#include "eval/sandbox.h"
+#include "eval/scoring.h"
+#include "suite/roofline.h"
+
+namespace accelopt::external {
+namespace fs = std::filesystem;
+using eval::Profile;
+using eval::Verdict;
+
+std::vector<std::string> SplitCommand(const std::string& text) {
+  std::vector<std::string> words;
+  size_t at = 0;
+  while ((at = text.find_first_not_of(" \t", at)) != std::string::npos) {
+    const size_t end = text.find_first_of(" \t", at);
+    words.push_back(text.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    at = end;
+  }
+  return words;
+}
+
+namespace {
+
+bool FiniteNonNegative(const Json& j) {
+  return j.is_number() && std::isfinite(j.get<double>()) && j.get<double>() >= 0;
+}
+
+// The rates in `j` ({bandwidth_gbs, peak_mm_gflops, peak_vec_gflops}); `what` names it in errors.
+Result<suite::PeakRates> RatesFrom(const Json& j, const std::string& what) {
+  suite::PeakRates rates;
+  if (!j.is_object()) return Error{what + ": expected an object"};
+  for (const auto& [key, field] :
+       {std::pair{"bandwidth_gbs", &rates.bandwidth_gbs}, std::pair{"peak_mm_gflops", &rates.peak_mm_gflops},
+        std::pair{"peak_vec_gflops", &rates.peak_vec_gflops}}) {
+    if (!j.contains(key)) continue;
+    if (!FiniteNonNegative(j[key])) return Error{what + "." + key + ": expected a number, 0 or more"};
+    *field = j[key].get<double>();
+  }
+  return rates;
+}
+
+Result<eval::ScoringPeaks> PeaksFrom(const Json& j) {
+  eval::ScoringPeaks peaks;
+  auto rates = RatesFrom(j, "peaks");
+  if (!rates) return rates.error();
+  peaks.rates = *rates;
+  if (j.contains("theoretical")) {
+    auto theoretical = RatesFrom(j["theoretical"], "peaks.theoretical");
+    if (!theoretical) return theoretical.error();
+    peaks.theoretical = *theoretical;
+  }
+  if (j.contains("spreads")) {
+    if (!j["spreads"].is_object()) return Error{"peaks.spreads: expected an object"};
+    for (const auto& [figure, spread] : j["spreads"].items()) {
+      if (!FiniteNonNegative(spread)) return Error{"peaks.spreads." + figure + ": expected a number, 0 or more"};
+      peaks.spreads[figure] = spread.get<double>();
+    }
+  }
+  peaks.calibrated = j.value("calibrated", false);
+  peaks.fingerprint = j.value("fingerprint", "");
+  peaks.measured_at = j.value("measured_at", "");
+  return peaks;
+}
+
+Json PeaksJson(const eval::ScoringPeaks& p) {
+  auto rates = [](const suite::PeakRates& r) {
+    return Json{{"bandwidth_gbs", r.bandwidth_gbs},
+                {"peak_mm_gflops", r.peak_mm_gflops},
+                {"peak_vec_gflops", r.peak_vec_gflops}};
+  };
+  Json j = rates(p.rates);
+  j["theoretical"] = rates(p.theoretical);
+  j["spreads"] = p.spreads;
+  j["calibrated"] = p.calibrated;
+  j["fingerprint"] = p.fingerprint;
+  j["measured_at"] = p.measured_at;
+  return j;
+}
+
+// The task at its shape, as an evaluator is told it.
+Json TaskJson(const suite::BoundTask& bound) {
+  auto tensors = [](const std::vector<suite::BoundTensor>& list) {
+    Json out = Json::array();
+    for (const auto& t : list)
+      out.push_back({{"name", t.name},
+                     {"dims", t.dims},
+                     {"elements", t.elements},
+                     {"dist", {{"kind", t.dist.kind}, {"a", t.dist.a}, {"b", t.dist.b}}}});
+    return out;
+  };
+  Json params = Json::object();
+  for (const auto& [k, v] : bound.params) params[k] = v;
+  Json constants = Json::object();
+  for (const auto& [k, v] : bound.task->constants) constants[k] = v;
+  return {{"name", bound.task->name},
+          {"dir", bound.task->dir},
+          {"shape", bound.shape_name},
+          {"params", params},
+          {"constants", constants},
+          {"inputs", tensors(bound.inputs)},
+          {"outputs", tensors(bound.outputs)},
+          {"tolerance", bound.task->tolerance}};
+}
+
+class ExternalTarget : public targets::Target {
+ public:
+  ExternalTarget(ExternalOptions options, targets::TargetInfo info, std::string machine,
+                 std::optional<eval::ScoringPeaks> peaks)
+      : options_(std::move(options)), info_(std::move(info)), machine_(std::move(machine)), peaks_(std::move(peaks)) {}
+
+  std::string name() const override { return info_.name; }
+  targets::TargetInfo Describe() const override { return info_; }
+  std::string MachineText() const override { return machine_; }
+  Json Hardware() const override { return peaks_ ? PeaksJson(*peaks_) : Json(nullptr); }
+
+  bool Supports(const suite::Task& task) const override {
+    std::error_code ec;
+    return fs::exists(task.baseline_path(info_.file_extension), ec) &&
+           fs::exists(task.reference_path(info_.file_extension), ec);
+  }
+
+  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> requests,
+                                        const OnResult& on_result) override {
+    std::vector<Result<Profile>> out;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      out.push_back(EvaluateOne(requests[i]));
+      if (on_result) on_result(i, out.back());
+    }
+    return out;
+  }
+
+  // One invocation: `request` (with the protocol version and the work folder)
+  // written to DIR/<op>.request.json, its path the evaluator's last argument; the
+  // answer, checked to be a protocol answer.
+  Result<Json> Invoke(Json request, const fs::path& dir) const {
+    const std::string op = request.at("op");
+    request["protocol"] = kProtocolVersion;
+    request["work_dir"] = dir.string();
+    const std::string path = (dir / (op + ".request.json")).string();
+    if (auto s = WriteFile(path, DumpJson(request, 2)); !s) return s.error();
+    eval::SandboxRequest run;
+    run.argv = options_.command;
+    run.argv.push_back(path);
+    // Run where the engine runs, so that the command's relative paths mean what the user meant.
+    std::error_code ec;
+    run.workdir = fs::current_path(ec).string();
+    run.limits.wall_seconds = options_.timeout_seconds;
+    run.limits.address_space_bytes = 0;
+    run.limits.capture_bytes = 8 << 20;
+    auto outcome = RunSandboxed(run);
+    if (!outcome) return Error{"the evaluator could not be started: " + outcome.error().message};
+    const std::string who = "the evaluator (" + options_.command.front() + ") ";
+    const std::string tail = outcome->err.empty() ? "" : ":\n" + eval::TruncateLog(outcome->err, 4000);
+    if (outcome->timed_out)
+      return Error{who + fmt::format("did not answer '{}' within {:.0f} s", op, options_.timeout_seconds) + tail};
+    if (outcome->term_signal != 0)
+      return Error{who + "was killed by " + eval::SignalName(outcome->term_signal) + " during '" + op + "'" + tail};
+    if (outcome->exit_code != 0)
+      return Error{who + fmt::format("exited with code {} during '{}'", outcome->exit_code, op) + tail};
+    Json answer;
+    try {
+      answer = Json::parse(outcome->out);
+    } catch (const Json::exception& e) {
+      return Error{who + "answered '" + op + "' with what is not JSON (" + e.what() +
+                   "): " + eval::TruncateLog(outcome->out, 400)};
+    }
+    if (!answer.is_object()) return Error{who + "answered '" + op + "' with JSON that is not an object"};
+    if (answer.value("protocol", 0) != kProtocolVersion)
+      return Error{
+          who + fmt::format("answered '{}' in protocol {}, not {}", op, answer.value("protocol", 0), kProtocolVersion)};
+    if (answer.contains("error")) return Error{who + "could not " + op + ": " + answer["error"].dump()};
+    return answer;
+  }
+
+ private:
+  // The verdict an answer states; an Error when it states none, an unknown
+  // one, one the step cannot give, or a failure without a message.
+  static Result<Verdict> StatusOf(const Json& answer, const std::string& op, std::initializer_list<Verdict> allowed) {
+    const std::string name = answer.value("status", "");
+    auto verdict = eval::VerdictFromName(name);
+    if (!verdict) return Error{"the evaluator answered '" + op + "' with an unknown status '" + name + "'"};
+    if (std::find(allowed.begin(), allowed.end(), *verdict) == allowed.end())
+      return Error{"the evaluator answered '" + op + "' with status '" + name + "', which that step cannot give"};
+    if (*verdict != Verdict::kOk && answer.value("message", "").empty())
+      return Error{"the evaluator answered '" + op + "' with status '" + name + "' but no message saying why"};
+    return *verdict;
+  }
+
+  Result<Profile> EvaluateOne(const targets::EvalRequest& r) {
+    const double started = NowSeconds();
+    auto bound = suite::Bind(*r.task, r.shape);
+    if (!bound) return bound.error();
+    auto counts = suite::CountRoofline(*bound);
+    if (!counts) return counts.error();
+    auto scratch = ScratchDir::Create(options_.work_dir.empty() ? CacheDir() + "/work" : options_.work_dir, "external",
+                                      options_.keep_work);
+    if (!scratch) return scratch.error();
+    const fs::path dir = (*scratch)->path();
+    Profile profile;
+    profile.task = r.task->name;
+    profile.shape = r.shape;
+    profile.target = info_.name;
+    profile.tolerance = r.task->tolerance;
+    profile.seeds = options_.seeds;
+    profile.counters.unavailable_reason = "not reported by the external evaluator";
+    if (options_.keep_work) profile.work_dir = dir.string();
+    const Json task = TaskJson(*bound);
+
+    auto built = Invoke({{"op", "build"}, {"task", task}, {"source", r.candidate.source}}, dir);
+    if (!built) return built.error();
+    auto status = StatusOf(*built, "build", {Verdict::kOk, Verdict::kCompileError, Verdict::kForbidden});
+    if (!status) return status.error();
+    profile.compile_log = built->value("log", "");
+    profile.compile_seconds = built->value("seconds", 0.0);
+    if (*status != Verdict::kOk) return Ended(profile, *status, built->value("message", ""), started);
+    const std::string artifact = built->value("artifact", "");
+    if (artifact.empty()) return Error{"the evaluator answered 'build' ok without an artifact to check and time"};
+
+    auto checked = Invoke({{"op", "check"}, {"task", task}, {"artifact", artifact}, {"seeds", options_.seeds}}, dir);
+    if (!checked) return checked.error();
+    status = StatusOf(*checked, "check",
+                      {Verdict::kOk, Verdict::kWrongAnswer, Verdict::kRuntimeError, Verdict::kTimeout,
+                       Verdict::kResourceLimit, Verdict::kForbidden});
+    if (!status) return status.error();
+    profile.run_log = checked->value("log", "");
+    if (checked->contains("errors") && (*checked)["errors"].is_object()) {
+      const Json& e = (*checked)["errors"];
+      eval::ErrorStats errors;
+      errors.rel_l2 = e.value("rel_l2", std::nan(""));
+      errors.max_abs = e.value("max_abs", std::nan(""));
+      profile.errors = errors;
+    }
+    if (*status != Verdict::kOk) return Ended(profile, *status, checked->value("message", ""), started);
+    // An ok it does not back: no call checked, or errors beyond the task's tolerance.
+    const int checked_calls = checked->value("checked_calls", 0);
+    if (checked_calls < 1) return Error{"the evaluator answered 'check' ok without a checked call"};
+    if (!profile.errors || !std::isfinite(profile.errors->rel_l2) || profile.errors->rel_l2 > r.task->tolerance)
+      return Error{fmt::format("the evaluator answered 'check' ok with errors.rel_l2 {} against a tolerance of {:.3g}",
+                               profile.errors ? fmt::format("{:.3g}", profile.errors->rel_l2) : std::string("missing"),
+                               r.task->tolerance)};
+    profile.checked_calls = checked_calls;
+
+    auto timed = Time(task, artifact, dir, profile);
+    if (!timed) return timed.error();
+    if (profile.status != Verdict::kOk) return Ended(profile, profile.status, profile.message, started);
+    if (peaks_) {
+      eval::Score(*counts, *peaks_, profile);
+      if (profile.percent_of_peak > 100) {
+        // Faster than the roofline: measured again, the slower median counts.
+        Profile again = profile;
+        if (auto s = Time(task, artifact, dir, again); !s) return s.error();
+        if (again.status != Verdict::kOk)
+          return Ended(profile, again.status,
+                       "measured again because it ran faster than the roofline: " + again.message, started);
+        if (again.latency->median_s > profile.latency->median_s) profile.latency = again.latency;
+        eval::Score(*counts, *peaks_, profile);
+        if (profile.percent_of_peak > 100) {
+          const eval::BeyondPeak judged = eval::JudgeBeyondPeak(*counts, profile.latency->median_s, *peaks_);
+          if (!judged.suspect_reason.empty()) {
+            eval::MarkSuspect(profile, judged.suspect_reason);
+          } else {
+            peaks_->rates = judged.raised;  // for this target's life; the evaluator keeps its own figures
+            eval::Score(*counts, *peaks_, profile);
+            for (const auto& p : judged.proved)
+              profile.message +=
+                  fmt::format("; it proved {} {:.4g} beyond the reported {:.4g}", p.figure, p.value, p.previous);
+          }
+        }
+      }
+    }
+    profile.wall_seconds = NowSeconds() - started;
+    return profile;
+  }
+
+  // Asks for timed series; the statistics are the engine's, from the samples.
+  Status Time(const Json& task, const std::string& artifact, const fs::path& dir, Profile& profile) {
+    auto timed = Invoke({{"op", "time"},
+                         {"task", task},
+                         {"artifact", artifact},
+                         {"min_calls", options_.min_calls},
+                         {"max_calls", options_.max_calls},
+                         {"budget_seconds", options_.budget_seconds}},
+                        dir);
+    if (!timed) return timed.error();
+    auto status = StatusOf(*timed, "time",
+                           {Verdict::kOk, Verdict::kWrongAnswer, Verdict::kRuntimeError, Verdict::kTimeout,
+                            Verdict::kResourceLimit, Verdict::kForbidden});
+    if (!status) return status.error();
+    if (*status != Verdict::kOk) {
+      profile.status = *status;
+      profile.message = timed->value("message", "");
+      return Ok{};
+    }
+    const Json& series = timed->value("series", Json());
+    if (!series.is_array() || series.empty())
+      return Error{"the evaluator answered 'time' ok without a series of samples"};
+    std::vector<std::vector<double>> samples;
+    const int least = std::min(3, options_.min_calls);
+    for (const Json& s : series) {
+      std::vector<double>& one = samples.emplace_back();
+      if (!s.is_array() || static_cast<int>(s.size()) < least)
+        return Error{fmt::format("the evaluator answered 'time' with a series of fewer than {} samples", least)};
+      for (const Json& v : s) {
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+          return Error{"the evaluator answered 'time' with a sample that is not a positive number of seconds: " +
+                       v.dump()};
+        one.push_back(v.get<double>());
+      }
+    }
+    profile.latency = eval::MostStable(samples);
+    profile.latency->series = static_cast<int>(samples.size());
+    profile.checked_calls += timed->value("checked_calls", 0);
+    return Ok{};
+  }
+
+  static Profile Ended(Profile profile, Verdict status, std::string message, double started) {
+    profile.status = status;
+    profile.message = std::move(message);
+    profile.wall_seconds = NowSeconds() - started;
+    return profile;
+  }
+
+  ExternalOptions options_;
+  targets::TargetInfo info_;
+  std::string machine_;
+  std::optional<eval::ScoringPeaks> peaks_;
+};
+
+// A name the engine can use as a folder and in a store: letters, digits, '-', '_', '.'.
+bool PlainName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+// The evaluator the settings name, else $ACCELOPT_EVALUATOR's.
+std::vector<std::string> EvaluatorOf(const targets::TargetSettings& settings) {
+  if (!settings.evaluator.empty()) return SplitCommand(settings.evaluator);
+  const char* env = std::getenv("ACCELOPT_EVALUATOR");
+  return SplitCommand(env ? env : "");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<targets::Target>> MakeExternalTarget(const ExternalOptions& options) {
+  if (options.command.empty()) return Error{"no evaluator program given"};
+  ExternalOptions resolved = options;
+  resolved.command.front() = FindProgram(options.command.front());
+  if (resolved.command.front().empty())
+    return Error{"the evaluator program '" + options.command.front() + "' is not found"};
+  auto scratch = ScratchDir::Create(options.work_dir.empty() ? CacheDir() + "/work" : options.work_dir, "describe",
+                                    options.keep_work);
+  if (!scratch) return scratch.error();
+  ExternalTarget probe(resolved, {}, "", std::nullopt);
+  auto answer = probe.Invoke({{"op", "describe"}}, (*scratch)->path());
+  if (!answer) return answer.error();
+  const Json& a = *answer;
+  auto text = [&a](const char* key) { return a.contains(key) && a[key].is_string() ? a[key].get<std::string>() : ""; };
+  targets::TargetInfo info;
+  info.name = text("name");
+  info.language = text("language");
+  info.file_extension = text("file_extension");
+  info.build_command = text("build_command");
+  info.prompts_dir = text("prompts_dir");
+  const std::string where = "the evaluator's description: ";
+  if (!PlainName(info.name)) return Error{where + "name: expected a plain name (letters, digits, - _ .)"};
+  if (info.language.empty()) return Error{where + "language: expected the kernel language"};
+  if (info.file_extension.size() < 2 || info.file_extension[0] != '.' || !PlainName(info.file_extension.substr(1)))
+    return Error{where + "file_extension: expected an extension such as \".py\""};
+  if (!a.contains("fence_tags") || !a["fence_tags"].is_array() || a["fence_tags"].empty())
+    return Error{where + "fence_tags: expected the tags of an answer's code block, e.g. [\"python\"]"};
+  for (const Json& tag : a["fence_tags"]) {
+    if (!tag.is_string() || tag.get<std::string>().empty()) return Error{where + "fence_tags: expected strings"};
+    info.fence_tags.push_back(tag);
+  }
+  std::optional<eval::ScoringPeaks> peaks;
+  if (a.contains("peaks") && !a["peaks"].is_null()) {
+    auto parsed = PeaksFrom(a["peaks"]);
+    if (!parsed) return Error{where + parsed.error().message};
+    peaks = *parsed;
+  }
+  return std::unique_ptr<targets::Target>(
+      std::make_unique<ExternalTarget>(resolved, std::move(info), text("machine"), std::move(peaks)));
+}
+
+targets::TargetKind Registration() {
+  targets::TargetKind kind;
+  kind.name = "external";
+  kind.summary = "any evaluator program speaking docs/external-protocol.md (--evaluator CMD or $ACCELOPT_EVALUATOR)";
+  kind.unavailable = [](const targets::TargetSettings& settings) {
+    const auto command = EvaluatorOf(settings);
+    if (command.empty()) return std::string("no evaluator named (--evaluator CMD, or $ACCELOPT_EVALUATOR)");
+    if (FindProgram(command.front()).empty())
+      return "the evaluator program '" + (command.empty() ? std::string() : command.front()) + "' is not found";
+    return std::string();
+  };
+  kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
+    ExternalOptions options;
+    options.command = EvaluatorOf(settings);
+    options.timeout_seconds = settings.timeout;
+    options.seeds = settings.seeds;
+    options.keep_work = settings.keep_work;
+    if (!settings.cache_dir.empty()) options.work_dir = settings.cache_dir + "/work";
+    auto target = MakeExternalTarget(options);
+    if (!target || settings.hardware.is_null()) return target;
+    // A resumed run is scored against the peaks it began with.
+    auto recorded = PeaksFrom(settings.hardware);
+    if (!recorded) return Error{"the recorded peaks: " + recorded.error().message};
+    auto info = (*target)->Describe();
+    return std::unique_ptr<targets::Target>(
+        std::make_unique<ExternalTarget>(options, info, (*target)->MachineText(), *recorded));
+  };
+  return kind;
+}
+
+}  // namespace accelopt::external
