@@ -7,6 +7,7 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
   libopenblas-dev libseccomp-dev libcurl4-openssl-dev libcpp-httplib-dev libsqlite3-dev binutils
   libgtest-dev libbenchmark-dev
+  python3  # the Python evaluator (evaluators/python), run by the tests
 )
 
 # `scripts/setup.sh fuzz`: also clang with libFuzzer, and its OpenMP runtime.

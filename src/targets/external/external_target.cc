@@ -55,6 +55,8 @@ Result<eval::ScoringPeaks> PeaksFrom(const Json& j) {
   auto rates = RatesFrom(j, "peaks");
   if (!rates) return rates.error();
   peaks.rates = *rates;
+  if (peaks.rates.bandwidth_gbs <= 0 || peaks.rates.peak_mm_gflops <= 0 || peaks.rates.peak_vec_gflops <= 0)
+    return Error{"peaks: bandwidth_gbs, peak_mm_gflops and peak_vec_gflops are each needed, above 0 (or no peaks)"};
   if (j.contains("theoretical")) {
     auto theoretical = RatesFrom(j["theoretical"], "peaks.theoretical");
     if (!theoretical) return theoretical.error();

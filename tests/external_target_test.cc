@@ -1,0 +1,197 @@
+// The external target: the Python adapter in evaluators/python end to end,
+// and evaluators that break the protocol, which are engine errors, never a
+// kernel's verdict.
+
+#include "targets/external/external_target.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <string>
+
+#include "core/json_io.h"
+#include "suite/task.h"
+#include "testing/run_command.h"
+#include "testing/temp_dir.h"
+
+namespace accelopt {
+namespace {
+
+const std::string kRoot = ACCELOPT_SOURCE_DIR;
+const std::string kPythonEvaluator = "python3 " + kRoot + "/evaluators/python/evaluator.py";
+
+class ExternalTarget : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto task = suite::LoadTask(kRoot + "/evaluators/python/suite/scale_add");
+    ASSERT_TRUE(task.ok()) << task.error().message;
+    task_ = *task;
+  }
+
+  std::unique_ptr<targets::Target> Make(const std::string& command) {
+    external::ExternalOptions options;
+    options.command = external::SplitCommand(command);
+    options.work_dir = scratch_.path();
+    options.timeout_seconds = 30;
+    options.min_calls = 5;
+    options.max_calls = 10;
+    options.budget_seconds = 0.02;
+    auto target = external::MakeExternalTarget(options);
+    EXPECT_TRUE(target.ok()) << target.error().message;
+    return target.ok() ? std::move(*target) : nullptr;
+  }
+
+  Result<eval::Profile> Evaluate(targets::Target& target, const std::string& source) {
+    targets::EvalRequest request{&task_, "test", {source, "kernel", {}}};
+    return std::move(target.Evaluate({&request, 1})[0]);
+  }
+
+  // An evaluator written as a shell script: `describe` answers as the Python
+  // one would; `body` answers build, check and time (the request file is $1).
+  std::string Script(const std::string& body) {
+    const std::string path = scripts_.path() + "/evaluator" + std::to_string(++scripts_made_) + ".sh";
+    const std::string text =
+        "#!/bin/sh\n"
+        "op=$(sed -n 's/.*\"op\": *\"\\([a-z]*\\)\".*/\\1/p' \"$1\")\n"
+        "if [ \"$op\" = describe ]; then\n"
+        "  echo '{\"protocol\": 1, \"name\": \"scripted\", \"language\": \"python\", \"file_extension\": \".py\", "
+        "\"fence_tags\": [\"python\"], \"peaks\": {\"bandwidth_gbs\": 1, \"peak_mm_gflops\": 0.001, \"peak_vec_gflops\": 0.001}}'\n"
+        "  exit 0\n"
+        "fi\n" +
+        body;
+    EXPECT_TRUE(WriteFile(path, text).ok());
+    chmod(path.c_str(), 0755);
+    return path;
+  }
+
+  testing::TempDir scratch_, scripts_;
+  int scripts_made_ = 0;
+  suite::Task task_;
+};
+
+TEST_F(ExternalTarget, ThePythonAdapterDescribesItselfAndMeasuresItsBaseline) {
+  auto target = Make(kPythonEvaluator);
+  ASSERT_NE(target, nullptr);
+  const targets::TargetInfo info = target->Describe();
+  EXPECT_EQ(info.name, "python");
+  EXPECT_EQ(info.language, "python");
+  EXPECT_EQ(info.file_extension, ".py");
+  EXPECT_EQ(info.fence_tags, (std::vector<std::string>{"python", "py"}));
+  EXPECT_TRUE(target->Supports(task_));
+  EXPECT_GT(target->Hardware().value("bandwidth_gbs", 0.0), 0);
+
+  auto baseline = ReadFile(task_.baseline_path(".py"));
+  ASSERT_TRUE(baseline.ok());
+  auto profile = Evaluate(*target, *baseline);
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_EQ(profile->status, eval::Verdict::kOk) << profile->message;
+  EXPECT_EQ(profile->target, "python");
+  ASSERT_TRUE(profile->latency.has_value());
+  EXPECT_GT(profile->latency->median_s, 0);
+  EXPECT_EQ(profile->latency->series, 2);
+  EXPECT_GE(profile->latency->calls, 5);
+  EXPECT_GE(profile->checked_calls, 1);
+  EXPECT_GT(profile->percent_of_peak, 0);
+  EXPECT_LE(profile->percent_of_peak, 100);
+  EXPECT_EQ(profile->bound, "vec");
+  ASSERT_TRUE(profile->scored_against.has_value());
+}
+
+TEST_F(ExternalTarget, ThePythonAdaptersVerdictsAreTheEnginesStatuses) {
+  auto target = Make(kPythonEvaluator);
+  ASSERT_NE(target, nullptr);
+  auto wrong = Evaluate(*target, "def kernel(x, y, out):\n    for i in range(N):\n        out[i] = x[i] + y[i]\n");
+  ASSERT_TRUE(wrong.ok()) << wrong.error().message;
+  EXPECT_EQ(wrong->status, eval::Verdict::kWrongAnswer);
+  EXPECT_NE(wrong->message.find("relative L2 error"), std::string::npos) << wrong->message;
+  auto syntax = Evaluate(*target, "def kernel(x, y, out)\n    pass\n");
+  ASSERT_TRUE(syntax.ok());
+  EXPECT_EQ(syntax->status, eval::Verdict::kCompileError) << syntax->message;
+  auto unwritten = Evaluate(*target, "def kernel(x, y, out):\n    pass\n");
+  ASSERT_TRUE(unwritten.ok());
+  EXPECT_EQ(unwritten->status, eval::Verdict::kWrongAnswer) << unwritten->message;
+  EXPECT_NE(unwritten->message.find("not finite"), std::string::npos) << unwritten->message;
+  auto raises = Evaluate(*target, "def kernel(x, y, out):\n    raise ValueError('no')\n");
+  ASSERT_TRUE(raises.ok());
+  EXPECT_EQ(raises->status, eval::Verdict::kRuntimeError);
+  EXPECT_NE(raises->run_log.find("ValueError: no"), std::string::npos) << raises->run_log;
+  auto imports = Evaluate(*target, "import subprocess\ndef kernel(x, y, out):\n    pass\n");
+  ASSERT_TRUE(imports.ok());
+  EXPECT_EQ(imports->status, eval::Verdict::kForbidden);
+}
+
+// Each way of breaking the protocol is an error of the engine that names the
+// evaluator's fault, never a verdict on the kernel.
+TEST_F(ExternalTarget, AnEvaluatorOutsideTheProtocolIsAnEngineErrorNotAVerdict) {
+  const std::string build_ok =
+      "[ \"$op\" = build ] && { echo '{\"protocol\": 1, \"status\": \"ok\", \"artifact\": \"a\"}'; exit 0; }\n";
+  const std::string check_ok =
+      "[ \"$op\" = check ] && { echo '{\"protocol\": 1, \"status\": \"ok\", \"checked_calls\": 3, \"errors\": "
+      "{\"rel_l2\": 0, \"max_abs\": 0}}'; exit 0; }\n";
+  struct Case {
+    std::string body, expected;
+  };
+  const std::vector<Case> cases = {
+      {"echo 'compiling...'; exit 0\n", "answered 'build' with what is not JSON"},
+      {"exit 3\n", "exited with code 3 during 'build'"},
+      {"echo '{\"protocol\": 2, \"status\": \"ok\"}'\n", "in protocol 2, not 1"},
+      {"echo '{\"protocol\": 1, \"status\": \"fine\"}'\n", "unknown status 'fine'"},
+      {"echo '{\"protocol\": 1, \"status\": \"compile_error\"}'\n", "but no message saying why"},
+      {"echo '{\"protocol\": 1, \"status\": \"ok\"}'\n", "ok without an artifact"},
+      {build_ok + "echo '{\"protocol\": 1, \"status\": \"ok\", \"checked_calls\": 0}'\n", "without a checked call"},
+      {build_ok + "echo '{\"protocol\": 1, \"status\": \"ok\", \"checked_calls\": 2, \"errors\": {\"rel_l2\": 0.5}}'\n",
+       "errors.rel_l2 0.5 against a tolerance"},
+      {build_ok + check_ok + "echo '{\"protocol\": 1, \"status\": \"ok\", \"series\": [[0.001, -1, 0.001]]}'\n",
+       "not a positive number of seconds"},
+      {build_ok + check_ok + "echo '{\"protocol\": 1, \"status\": \"ok\", \"series\": [[0.001]]}'\n",
+       "fewer than 3 samples"},
+      {build_ok + "echo '{\"protocol\": 1, \"error\": \"no GPU\"}'\n", "could not check: \"no GPU\""},
+  };
+  for (const Case& c : cases) {
+    auto target = Make(Script(c.body));
+    ASSERT_NE(target, nullptr);
+    auto profile = Evaluate(*target, "def kernel(x, y, out): pass\n");
+    ASSERT_FALSE(profile.ok()) << c.body << " gave status " << eval::VerdictName(profile->status);
+    EXPECT_NE(profile.error().message.find(c.expected), std::string::npos) << profile.error().message;
+  }
+}
+
+// A kernel an evaluator times faster than its own peaks allow is measured
+// again, then suspect; an honest answer is scored.
+TEST_F(ExternalTarget, FasterThanTheReportedPeaksIsSuspect) {
+  const std::string prefix =
+      "[ \"$op\" = build ] && { echo '{\"protocol\": 1, \"status\": \"ok\", \"artifact\": \"a\"}'; exit 0; }\n"
+      "[ \"$op\" = check ] && { echo '{\"protocol\": 1, \"status\": \"ok\", \"checked_calls\": 3, \"errors\": "
+      "{\"rel_l2\": 0, \"max_abs\": 0}}'; exit 0; }\n";
+  // scale_add at `test`: 2000 vector flops at 1 MFLOP/s is 2 ms.
+  auto honest =
+      Make(Script(prefix + "echo '{\"protocol\": 1, \"status\": \"ok\", \"series\": [[0.004, 0.004, 0.004]]}'\n"));
+  auto profile = Evaluate(*honest, "x");
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_EQ(profile->status, eval::Verdict::kOk);
+  EXPECT_NEAR(profile->percent_of_peak, 50, 0.01);
+  auto impossible =
+      Make(Script(prefix + "echo '{\"protocol\": 1, \"status\": \"ok\", \"series\": [[0.0001, 0.0001, 0.0001]]}'\n"));
+  profile = Evaluate(*impossible, "x");
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_EQ(profile->status, eval::Verdict::kSuspect) << profile->message;
+  EXPECT_NE(profile->message.find("no hardware profile"), std::string::npos) << profile->message;
+}
+
+// From the command line, as a user runs it.
+TEST_F(ExternalTarget, EvalRunsThroughTheCommandLine) {
+  const std::string suite = " --suite " + kRoot + "/evaluators/python/suite";
+  auto run = testing::Accelopt("eval scale_add " + kRoot + "/evaluators/python/suite/scale_add/baseline.py" + suite +
+                               " --shape test --json --target external --evaluator '" + kPythonEvaluator + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  Json j = Json::parse(run.out.substr(run.out.find('{')));
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["target"], "python");
+  auto none = testing::RunShell("ACCELOPT_EVALUATOR= " + std::string(ACCELOPT_BINARY) + " eval scale_add " + kRoot +
+                                "/evaluators/python/suite/scale_add/baseline.py" + suite + " --target external");
+  EXPECT_EQ(none.exit_code, 1) << none.out;
+  EXPECT_NE(none.out.find("no evaluator named"), std::string::npos) << none.out;
+}
+
+}  // namespace
+}  // namespace accelopt
