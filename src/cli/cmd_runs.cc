@@ -85,7 +85,17 @@ void PrintRunHardware(const Json& config) {
     fmt::print("scored against: no hardware profile (no percentages of peak)\n");
     return;
   }
-  auto h = cpu::HardwareProfileFromJson(config["hardware"]);
+  const Json& hardware = config["hardware"];
+  const std::string target = config.contains("eval") ? config["eval"].value("target", "cpu") : "cpu";
+  if (target != "cpu") {  // the peaks another target reported
+    fmt::print(
+        "scored against: the {} target's peaks: bandwidth {:.4g} GB/s, peak_mm {:.4g} GFLOP/s, peak_vec {:.4g} "
+        "GFLOP/s ({}, {})\n",
+        target, hardware.value("bandwidth_gbs", 0.0), hardware.value("peak_mm_gflops", 0.0),
+        hardware.value("peak_vec_gflops", 0.0), hardware.value("fingerprint", "-"), hardware.value("measured_at", "-"));
+    return;
+  }
+  auto h = cpu::HardwareProfileFromJson(hardware);
   if (!h) {
     fmt::print("scored against: unreadable hardware profile ({})\n", h.error().message);
     return;
