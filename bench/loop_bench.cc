@@ -75,6 +75,7 @@ struct TimedTarget : targets::Target {
   explicit TimedTarget(std::unique_ptr<targets::Target> t) : inner(std::move(t)) {}
   std::string name() const override { return inner->name(); }
   targets::TargetInfo Describe() const override { return inner->Describe(); }
+  std::string Machine() const override { return inner->Machine(); }
   bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
   std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
                                               const OnResult& on_result) override {
@@ -102,6 +103,7 @@ struct SyntheticTarget : targets::Target {
   targets::TargetInfo Describe() const override {
     return {name(), "c++", ".cpp", {"cpp"}, "(not built: latencies are drawn)", "prompts/cpu"};
   }
+  std::string Machine() const override { return "none"; }
   bool Supports(const suite::Task&) const override { return true; }
   std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
                                               const OnResult& on_result) override {

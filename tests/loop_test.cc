@@ -108,6 +108,7 @@ class Loop : public ::testing::Test {
     explicit CountingTarget(std::unique_ptr<targets::Target> t) : inner(std::move(t)) {}
     std::string name() const override { return inner->name(); }
     targets::TargetInfo Describe() const override { return inner->Describe(); }
+    std::string Machine() const override { return inner->Machine(); }
     std::string MachineText() const override { return inner->MachineText(); }
     std::vector<std::string> CheckedShapes(const suite::Task& t, const std::string& shape) const override {
       return inner->CheckedShapes(t, shape);
@@ -139,6 +140,47 @@ class Loop : public ::testing::Test {
   std::unique_ptr<suite::Task> task_;
   std::string recording_;
 };
+
+// An evaluation is reused only where it was measured: the same code on the
+// same target and machine is not measured twice, on another machine it is.
+// Evaluations recorded before keys named the target and the machine are
+// still reused by a resumed run.
+TEST_F(Loop, EvaluationsAreKeptPerTargetAndMachine) {
+  auto db = Db();
+  auto target = Target();
+  auto run = db->CreateRun(Json::object());
+  ASSERT_TRUE(run.ok());
+  auto baseline = ReadFile(task_->baseline_path(cpu::kKernelExtension));
+  ASSERT_TRUE(baseline.ok());
+  run::StoreEvaluator here(*db, *target, *task_, "test", *run);
+  ASSERT_TRUE(here.EvaluateOne(*baseline).ok());
+  ASSERT_TRUE(here.EvaluateOne(*baseline).ok());
+  EXPECT_EQ(target->evaluations, 1);
+
+  struct Elsewhere : CountingTarget {
+    using CountingTarget::CountingTarget;
+    std::string Machine() const override { return "another-machine"; }
+  };
+  auto options = testing::TestTargetOptions(scratch_);
+  options.timing.min_calls = 3;
+  Elsewhere elsewhere(cpu::MakeCpuTarget(options));
+  run::StoreEvaluator there(*db, elsewhere, *task_, "test", *run);
+  ASSERT_TRUE(there.EvaluateOne(*baseline).ok());
+  EXPECT_EQ(elsewhere.evaluations, 1);
+
+  const std::string older = *baseline + "\nstatic int recorded_earlier = 0;\n";
+  eval::Profile recorded;
+  recorded.task = task_->name;
+  recorded.shape = "test";
+  recorded.message = "recorded under the older key";
+  ASSERT_TRUE(db->PutEvaluation("run" + std::to_string(*run) + "/" + task_->name + "/test/" + agents::CodeHash(older),
+                                *run, task_->name, recorded.ToJson())
+                  .ok());
+  auto reused = here.EvaluateOne(older);
+  ASSERT_TRUE(reused.ok()) << reused.error().message;
+  EXPECT_EQ(reused->message, "recorded under the older key");
+  EXPECT_EQ(target->evaluations, 1);
+}
 
 TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
   auto db = Db();

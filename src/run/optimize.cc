@@ -31,6 +31,11 @@ StoreEvaluator::StoreEvaluator(store::Store& store, targets::Target& target, con
     : store_(store), target_(target), task_(task), shape_(std::move(shape)), run_id_(run_id) {}
 
 std::string StoreEvaluator::Key(const std::string& code) const {
+  return "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/" + target_.name() + "@" +
+         target_.Machine() + "/" + agents::CodeHash(code);
+}
+
+std::string StoreEvaluator::LegacyKey(const std::string& code) const {
   return "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/" + agents::CodeHash(code);
 }
 
@@ -49,6 +54,8 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
   for (size_t i = 0; i < codes.size(); ++i) {
     keys.push_back(Key(codes[i]));
     auto recorded = store_.GetEvaluation(keys[i]);
+    // Recorded before keys named the target and the machine: the run's own target measured it.
+    if (recorded && !*recorded) recorded = store_.GetEvaluation(LegacyKey(codes[i]));
     if (!recorded)
       out[i] = recorded.error();
     else if (*recorded)
@@ -249,18 +256,8 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, co
   agents::TaskBrief brief;
   brief.task = task.name;
   brief.description = task.description;
-  std::string signature;
-  for (const auto& t : task.inputs) signature += (signature.empty() ? "" : ", ") + ("const float* " + t.name);
-  for (const auto& t : task.outputs) signature += ", float* " + t.name;
-  brief.signature = signature;
-  auto bound = suite::Bind(task, shape);
-  if (bound) {
-    std::string header = bound->ShapeHeader();
-    std::string decls;
-    for (size_t at = header.find("constexpr"); at != std::string::npos; at = header.find("constexpr", at + 1))
-      decls += (decls.empty() ? "" : " ") + header.substr(at, header.find('\n', at) - at);
-    brief.shape = decls;
-  }
+  brief.signature = target.Signature(task);
+  if (auto bound = suite::Bind(task, shape)) brief.shape = target.ShapeDeclarations(*bound);
   for (const std::string& other : target.CheckedShapes(task, shape))
     if (auto b = suite::Bind(task, other))
       brief.checked_shapes +=

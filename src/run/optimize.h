@@ -43,7 +43,10 @@ class StoreEvaluator : public search::CandidateEvaluator {
   Result<eval::Profile> EvaluateOne(const std::string& code);
 
  private:
+  /// run/task/shape/target@machine/code-hash: a profile is reused only where it was measured.
   std::string Key(const std::string& code) const;
+  /// The key of evaluations recorded before keys named the target and the machine.
+  std::string LegacyKey(const std::string& code) const;
   store::Store& store_;
   targets::Target& target_;
   const suite::Task& task_;

@@ -66,7 +66,8 @@ std::string Duration(double seconds) {
 
 std::string ProfileText(const eval::Profile& p) {
   char line[512];
-  std::string out = std::string("status: ") + eval::VerdictName(p.status) + " (" + p.message + ")\n";
+  std::string out =
+      std::string("status: ") + eval::VerdictName(p.status) + (p.message.empty() ? "" : " (" + p.message + ")") + "\n";
   if (p.latency) {
     // The minimum beside the median tells a one-time cost (a thread pool waking
     // up, page faults) from the steady cost of the work.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -416,7 +417,15 @@ std::string BoundTask::ShapeHeader(bool float_constants) const {
 
 std::string ShapeText(const Bindings& params) {
   std::string out;
-  for (const auto& [k, v] : params) out += (out.empty() ? "" : " ") + k + "=" + std::to_string(static_cast<long>(v));
+  for (const auto& [k, v] : params) {
+    // Dimensions are integers; a constant may not be (eps=1e-06).
+    char value[32];
+    if (v == static_cast<double>(static_cast<long>(v)))
+      std::snprintf(value, sizeof value, "%ld", static_cast<long>(v));
+    else
+      std::snprintf(value, sizeof value, "%.9g", v);
+    out += (out.empty() ? "" : " ") + k + "=" + value;
+  }
   return out;
 }
 

@@ -61,6 +61,8 @@ class Target {
   /// "cpu", "cuda", ...
   virtual std::string name() const = 0;
   virtual TargetInfo Describe() const = 0;
+  /// The machine it measures on (a fingerprint): evaluations are kept per target and machine.
+  virtual std::string Machine() const = 0;
   /// The hardware profile its percentages of peak are computed against (kept
   /// with a run, so that they can be recomputed); null when it scores nothing.
   virtual Json Hardware() const { return nullptr; }
@@ -73,6 +75,12 @@ class Target {
     (void)task, (void)shape;
     return {};
   }
+  /// The kernel's parameter list as its language writes it (the prompts show
+  /// it). By default C/C++: `const float* x, float* out`.
+  virtual std::string Signature(const suite::Task& task) const;
+  /// The shape's parameters and constants as a kernel sees them, in its
+  /// language. By default C++: `constexpr long M = 64; ...`.
+  virtual std::string ShapeDeclarations(const suite::BoundTask& bound) const;
   /// Whether this target has what it needs to run `task` (a baseline for it, ...).
   virtual bool Supports(const suite::Task& task) const = 0;
   /// One result per request, in order. Blocks until all are measured. Requests

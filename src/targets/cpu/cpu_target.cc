@@ -95,6 +95,8 @@ class CpuTarget : public targets::Target {
             "prompts/cpu"};
   }
 
+  std::string Machine() const override { return DetectMachine().fingerprint; }
+
   Json Hardware() const override { return options_.hardware ? ToJson(*options_.hardware) : Json(nullptr); }
 
   std::string MachineText() const override {

@@ -124,7 +124,24 @@ class ExternalTarget : public targets::Target {
   std::string name() const override { return info_.name; }
   targets::TargetInfo Describe() const override { return info_; }
   std::string MachineText() const override { return machine_; }
+  // The peaks' fingerprint names the machine; without one, the evaluator's name stands for it.
+  std::string Machine() const override {
+    return peaks_ && !peaks_->fingerprint.empty() ? peaks_->fingerprint : info_.name;
+  }
   Json Hardware() const override { return peaks_ ? PeaksJson(*peaks_) : Json(nullptr); }
+
+  // The language is the evaluator's: the arguments by name, the shape as names and values.
+  std::string Signature(const suite::Task& task) const override {
+    std::string signature;
+    for (const auto* list : {&task.inputs, &task.outputs})
+      for (const auto& t : *list) signature += (signature.empty() ? "" : ", ") + t.name;
+    return signature;
+  }
+  std::string ShapeDeclarations(const suite::BoundTask& bound) const override {
+    suite::Bindings all = bound.params;
+    for (const auto& [name, value] : bound.task->constants) all[name] = value;
+    return suite::ShapeText(all);
+  }
 
   bool Supports(const suite::Task& task) const override {
     std::error_code ec;
