@@ -152,23 +152,14 @@ void RegisterShow(CLI::App& app) {
       }
       if (code) fmt::print("\n{}\n", b->code);
     }
-    auto calls = Must(store->ListLlmCalls(run));
-    long in = 0, out = 0;
-    double cost = 0;
-    size_t priced = 0, answered = 0;  // failed calls cost nothing
-    for (const auto& c : calls) {
-      in += c["usage"].value("input_tokens", 0L);
-      out += c["usage"].value("output_tokens", 0L);
-      if (c.value("error", "").empty()) ++answered;
-      if (c["cost_usd"].is_number()) cost += c["cost_usd"].get<double>(), ++priced;
-    }
-    std::string cost_text = priced >= answered ? fmt::format("${:.4f}", cost)
-                            : priced == 0      ? "cost unknown (the model is not in the price table)"
-                                               : fmt::format(
-                                                     "${:.4f} for the {} priced calls; {} more are not in "
-                                                          "the price table",
-                                                     cost, priced, answered - priced);
-    fmt::print("\n{} LLM calls, {} tokens in, {} out, {}\n", calls.size(), in, out, cost_text);
+    const run::LlmTotals t = run::SumLlmCalls(Must(store->ListLlmCalls(run)));
+    std::string cost_text = t.unpriced == 0 ? fmt::format("${:.4f}", t.cost_usd)
+                            : t.priced == 0 ? "cost unknown (the model is not in the price table)"
+                                            : fmt::format(
+                                                  "${:.4f} for the {} priced calls; {} more are not in "
+                                                  "the price table",
+                                                  t.cost_usd, t.priced, t.unpriced);
+    fmt::print("\n{} LLM calls, {} tokens in, {} out, {}\n", t.calls, t.input_tokens, t.output_tokens, cost_text);
   });
 }
 

@@ -350,14 +350,31 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
     if (c.ok() && c.latency() > 0 && c.latency() < result.best.latency()) result.best = c;
   auto calls = db.ListLlmCalls(run_id);
   if (!calls) return calls.error();
-  for (const auto& c : *calls)
-    if (c.value("task", "") == task.name) {
-      if (c.contains("cost_usd") && c["cost_usd"].is_number())
-        result.cost += c["cost_usd"].get<double>();
-      else if (c.value("error", "").empty())
-        ++result.unknown_cost_calls;
-    }
+  const LlmTotals totals = SumLlmCalls(*calls, task.name);
+  result.cost = totals.cost_usd;
+  result.unknown_cost_calls = static_cast<long>(totals.unpriced);
   return result;
+}
+
+LlmTotals SumLlmCalls(const std::vector<Json>& calls, const std::string& task) {
+  LlmTotals t;
+  for (const auto& c : calls) {
+    if (!task.empty() && c.value("task", "") != task) continue;
+    ++t.calls;
+    if (c.contains("usage")) {
+      t.input_tokens += c["usage"].value("input_tokens", 0L);
+      t.output_tokens += c["usage"].value("output_tokens", 0L);
+    }
+    const bool answered = c.value("error", "").empty();
+    if (answered) ++t.answered;
+    if (c.contains("cost_usd") && c["cost_usd"].is_number()) {
+      t.cost_usd += c["cost_usd"].get<double>();
+      ++t.priced;
+    } else if (answered) {
+      ++t.unpriced;
+    }
+  }
+  return t;
 }
 
 }  // namespace accelopt::run

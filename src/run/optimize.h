@@ -92,6 +92,16 @@ constexpr int kMemoryPool = 500;
 memory::MemoryLesson MemoryLessonOf(const store::Lesson& row);
 store::Lesson LessonRow(const memory::MemoryLesson& lesson);
 
+/// The LLM calls of a run (those for `task` only, when named), added up.
+struct LlmTotals {
+  size_t calls = 0, answered = 0;  ///< failed calls cost nothing
+  long input_tokens = 0, output_tokens = 0;
+  double cost_usd = 0;  ///< of the priced calls
+  size_t priced = 0;    ///< calls with a price
+  size_t unpriced = 0;  ///< answered calls whose model is not in the price table
+};
+LlmTotals SumLlmCalls(const std::vector<Json>& calls, const std::string& task = "");
+
 /// What a task's kernels are, for the memory: its name and family, the target's name and kernel language.
 memory::LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target);
 
