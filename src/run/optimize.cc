@@ -31,8 +31,8 @@ StoreEvaluator::StoreEvaluator(store::Store& store, targets::Target& target, con
     : store_(store), target_(target), task_(task), shape_(std::move(shape)), run_id_(run_id) {}
 
 std::string StoreEvaluator::Key(const std::string& code) const {
-  return "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/" + target_.name() + "@" +
-         target_.Machine() + "/" + agents::CodeHash(code);
+  const targets::EvaluationJob job{task_.name, shape_, agents::CodeHash(code), target_.name(), target_.Machine()};
+  return "run" + std::to_string(run_id_) + "/" + job.Key();
 }
 
 std::string StoreEvaluator::LegacyKey(const std::string& code) const {

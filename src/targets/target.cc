@@ -2,6 +2,24 @@
 
 namespace accelopt::targets {
 
+std::string EvaluationJob::Key() const { return task + "/" + shape + "/" + target + "@" + machine + "/" + code_hash; }
+
+Json EvaluationJob::ToJson() const {
+  return {{"task", task}, {"shape", shape}, {"code_hash", code_hash}, {"target", target}, {"machine", machine}};
+}
+
+Result<EvaluationJob> EvaluationJob::FromJson(const Json& j) {
+  EvaluationJob job;
+  for (const auto& [key, field] :
+       {std::pair{"task", &job.task}, std::pair{"shape", &job.shape}, std::pair{"code_hash", &job.code_hash},
+        std::pair{"target", &job.target}, std::pair{"machine", &job.machine}}) {
+    if (!j.is_object() || !j.contains(key) || !j[key].is_string() || j[key].get<std::string>().empty())
+      return Error{std::string("evaluation job: '") + key + "' must be a non-empty string"};
+    *field = j[key].get<std::string>();
+  }
+  return job;
+}
+
 std::string Target::Signature(const suite::Task& task) const {
   std::string signature;
   for (const auto& t : task.inputs) signature += (signature.empty() ? "" : ", ") + ("const float* " + t.name);

@@ -33,6 +33,21 @@ struct EvalRequest {
   Candidate candidate;
 };
 
+/// What one evaluation is, as a value: enough to find its result again, or
+/// to send it to a machine that measures (the seam of a profiling service).
+/// Its key names where it was measured, so a result is reused only there.
+struct EvaluationJob {
+  std::string task, shape;
+  std::string code_hash;  ///< of the kernel's source (agents::CodeHash)
+  std::string target;     ///< the target's name
+  std::string machine;    ///< the machine's fingerprint (Target::Machine)
+  /// "task/shape/target@machine/code_hash"
+  std::string Key() const;
+  Json ToJson() const;
+  /// An Error names the missing or mistyped field.
+  static Result<EvaluationJob> FromJson(const Json& j);
+};
+
 /// Two candidates measured side by side.
 struct PairedResult {
   eval::Profile a, b;
