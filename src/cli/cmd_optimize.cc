@@ -31,73 +31,33 @@ struct OptimizeFlags {
   CommonFlags common;
 };
 
-Json ToJson(const OptimizeFlags& f) {
-  const auto& s = f.search;
-  const auto& o = f.llm.override_;
-  return {{"tasks", f.tasks},
-          {"memory", f.memory},
-          {"shape", f.shape},
-          {"demo", f.demo},
-          {"suite", f.common.suite_dir},
-          {"search",
-           {{"iterations", s.iterations},
-            {"plans", s.plans},
-            {"beam", s.beam},
-            {"samples", s.samples},
-            {"top_k", s.top_k},
-            {"memory_capacity", s.memory_capacity},
-            {"max_threshold", s.max_threshold},
-            {"min_threshold", s.min_threshold},
-            {"fix_rounds", s.fix_rounds},
-            {"llm_parallelism", s.llm_parallelism},
-            {"proposals", search::ProposalModeName(s.proposals)},
-            {"tune_budget", s.tune_budget},
-            {"lesson_bytes", s.lesson_bytes}}},
-          {"llm",
-           {{"config", ConfigPathFor(f.llm)},
-            {"kind", o.kind},
-            {"base_url", o.base_url},
-            {"model", o.model},
-            {"api_key_env", o.api_key_env},
-            {"scripted", o.scripted_path},
-            {"exchange", o.exchange_dir}}},
-          {"eval",
-           {{"target", f.eval.target},
-            {"evaluator", f.eval.evaluator},
-            {"seeds", f.eval.seeds},
-            {"timeout", f.eval.timeout},
-            {"cpus", f.eval.cpus}}}};
+// The run's configuration as the store keeps it.
+run::RunConfig ConfigOf(const OptimizeFlags& f) {
+  run::RunConfig c;
+  c.tasks = f.tasks;
+  c.memory = f.memory;
+  c.shape = f.shape;
+  c.demo = f.demo;
+  c.suite_dir = f.common.suite_dir;
+  c.search = f.search;
+  c.llm_config = ConfigPathFor(f.llm);
+  c.model = f.llm.override_;
+  c.eval = f.eval;
+  return c;
 }
 
-OptimizeFlags FromJson(const Json& j) {
+// The flags a recorded configuration stands for.
+OptimizeFlags FlagsOf(const run::RunConfig& c) {
   OptimizeFlags f;
-  f.tasks = j.at("tasks").get<std::vector<std::string>>();
-  f.memory = j.at("memory");
-  f.shape = j.at("shape");
-  f.demo = j.value("demo", false);
-  f.common.suite_dir = j.value("suite", "");
-  const Json& s = j.at("search");
-  f.search = {s.at("iterations"), s.at("plans"),           s.at("beam"),          s.at("samples"),
-              s.at("top_k"),      s.at("memory_capacity"), s.at("max_threshold"), s.at("min_threshold"),
-              s.at("fix_rounds"), s.at("llm_parallelism")};
-  // Runs recorded before these settings existed asked one plan at a time, with the default lessons block.
-  f.search.proposals =
-      search::ProposalModeFromName(s.value("proposals", "sequential")).value_or(search::ProposalMode::kSequential);
-  f.search.lesson_bytes = s.value("lesson_bytes", f.search.lesson_bytes);
-  f.search.tune_budget = s.value("tune_budget", 0);  // runs recorded before the sweep existed had none
-  const Json& l = j.at("llm");
-  f.llm.config_path = l.value("config", "");
-  f.llm.override_.kind = l.value("kind", "");
-  f.llm.override_.base_url = l.value("base_url", "");
-  f.llm.override_.model = l.value("model", "");
-  f.llm.override_.api_key_env = l.value("api_key_env", "");
-  f.llm.override_.scripted_path = l.value("scripted", "");
-  f.llm.override_.exchange_dir = l.value("exchange", "");
-  f.eval.target = j.at("eval").value("target", "cpu");  // runs recorded before there were targets to name
-  f.eval.evaluator = j.at("eval").value("evaluator", "");
-  f.eval.seeds = j.at("eval").value("seeds", 3);
-  f.eval.timeout = j.at("eval").value("timeout", 60.0);
-  f.eval.cpus = j.at("eval").value("cpus", std::vector<int>{});
+  f.tasks = c.tasks;
+  f.memory = c.memory;
+  f.shape = c.shape;
+  f.demo = c.demo;
+  f.common.suite_dir = c.suite_dir;
+  f.search = c.search;
+  f.llm.config_path = c.llm_config;
+  f.llm.override_ = c.model;
+  f.eval = c.eval;
   return f;
 }
 
@@ -290,7 +250,7 @@ void RegisterOptimize(CLI::App& app) {
     // The run keeps the hardware profile it is scored against: every stored
     // percentage can be recomputed from its latency and this profile.
     auto target = MakeTargetOrExit(TargetSettingsFor(f.eval), f.eval.target);
-    Json config = ToJson(f);
+    Json config = run::ToJson(ConfigOf(f));
     config["hardware"] = target->Hardware();
     auto run_id = db->CreateRun(config);
     if (!run_id) throw Exit{kExitError, run_id.error().message};
@@ -310,7 +270,9 @@ void RegisterOptimize(CLI::App& app) {
     if (!info) throw Exit{kExitError, info.error().message};
     if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db_path)};
     const Json& config = (**info).config;
-    OptimizeFlags f = FromJson(config);
+    auto recorded = run::RunConfigFromJson(config);
+    if (!recorded) throw Exit{kExitError, fmt::format("run {}: {}", run, recorded.error().message)};
+    OptimizeFlags f = FlagsOf(*recorded);
     f.db = db_path;
     // Scored against the profile the run began with, so its percentages stay comparable.
     targets::TargetSettings settings = TargetSettingsFor(f.eval);

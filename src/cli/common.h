@@ -9,6 +9,7 @@
 
 #include "core/format.h"
 #include "core/result.h"
+#include "run/config.h"
 #include "suite/task.h"
 #include "targets/registry.h"
 
@@ -31,15 +32,8 @@ struct CommonFlags {
 };
 void AddSuiteFlag(CLI::App& app, CommonFlags& flags);
 
-/// Options every subcommand that evaluates kernels shares.
-struct EvalFlags {
-  std::string target = "cpu";
-  std::string evaluator;  ///< the external target's program ("" = $ACCELOPT_EVALUATOR)
-  int seeds = 3;
-  double timeout = 60;
-  std::vector<int> cpus;
-  bool bind_openmp = false;
-};
+/// Options every subcommand that evaluates kernels shares: a run records them.
+using EvalFlags = run::EvalConfig;
 void AddEvalFlags(CLI::App& app, EvalFlags& flags);
 
 /// The suite, or Exit with the loader's message.

@@ -1,0 +1,43 @@
+#pragma once
+/// A run's settings as the store keeps them: what `optimize` was asked to do,
+/// so that `resume` goes on with exactly the same search, model and target.
+
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/result.h"
+#include "llm/config.h"
+#include "search/beam_search.h"
+
+namespace accelopt::run {
+
+/// Where and how kernels are evaluated.
+struct EvalConfig {
+  std::string target = "cpu";
+  std::string evaluator;  ///< the external target's program ("" = $ACCELOPT_EVALUATOR)
+  int seeds = 3;
+  double timeout = 60;
+  std::vector<int> cpus;
+  bool bind_openmp = false;
+};
+
+struct RunConfig {
+  std::vector<std::string> tasks;
+  std::string memory = "shared";
+  std::string shape = "bench";
+  bool demo = false;
+  std::string suite_dir;  ///< "" = the default suite
+  search::SearchOptions search;
+  std::string llm_config;    ///< the configuration file read ("" = none)
+  llm::ModelOverride model;  ///< the command line's model settings
+  EvalConfig eval;
+};
+
+Json ToJson(const RunConfig& config);
+
+/// A recorded configuration. Settings added after a run was recorded take the
+/// value that run behaved with; an Error names a missing or mistyped field.
+Result<RunConfig> RunConfigFromJson(const Json& j);
+
+}  // namespace accelopt::run

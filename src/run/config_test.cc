@@ -1,0 +1,52 @@
+#include "run/config.h"
+
+#include <gtest/gtest.h>
+
+namespace accelopt::run {
+namespace {
+
+// Everything a resume needs comes back: the search, the model settings
+// (sampling included) and where kernels are evaluated.
+TEST(RunConfig, RoundTripsEverySetting) {
+  RunConfig c;
+  c.tasks = {"silu", "matmul"};
+  c.memory = "mine";
+  c.shape = "test";
+  c.suite_dir = "/s";
+  c.search.iterations = 3;
+  c.search.proposals = search::ProposalMode::kSequential;
+  c.search.tune_budget = 5;
+  c.llm_config = "accelopt.yaml";
+  c.model.exchange_dir = "ex";
+  c.model.temperature = 0.7;
+  c.model.max_tokens = 1234;
+  c.eval.target = "external";
+  c.eval.evaluator = "python3 e.py";
+  c.eval.cpus = {0, 1};
+  c.eval.bind_openmp = true;
+  auto back = RunConfigFromJson(ToJson(c));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ToJson(*back), ToJson(c));
+  EXPECT_EQ(back->model.temperature, 0.7);
+  EXPECT_TRUE(back->eval.bind_openmp);
+}
+
+TEST(RunConfig, OlderRecordsTakeTheirDefaultsAndABrokenOneIsAnError) {
+  Json j = ToJson(RunConfig{});
+  j["search"].erase("proposals");
+  j["search"].erase("tune_budget");
+  j["eval"].erase("target");
+  auto old = RunConfigFromJson(j);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->search.proposals, search::ProposalMode::kSequential);
+  EXPECT_EQ(old->search.tune_budget, 0);
+  EXPECT_EQ(old->eval.target, "cpu");
+  j.erase("search");
+  auto broken = RunConfigFromJson(j);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.error().message.find("run config: "), std::string::npos);
+  EXPECT_NE(broken.error().message.find("search"), std::string::npos) << broken.error().message;
+}
+
+}  // namespace
+}  // namespace accelopt::run
