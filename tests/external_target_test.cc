@@ -28,9 +28,10 @@ class ExternalTarget : public ::testing::Test {
     task_ = *task;
   }
 
-  std::unique_ptr<targets::Target> Make(const std::string& command) {
+  std::unique_ptr<targets::Target> Make(const std::string& command, bool serve = true) {
     external::ExternalOptions options;
     options.command = external::SplitCommand(command);
+    options.one_invocation_per_request = !serve;
     options.work_dir = scratch_.path();
     options.timeout_seconds = 30;
     options.min_calls = 5;
@@ -55,7 +56,8 @@ class ExternalTarget : public ::testing::Test {
         "op=$(sed -n 's/.*\"op\": *\"\\([a-z]*\\)\".*/\\1/p' \"$1\")\n"
         "if [ \"$op\" = describe ]; then\n"
         "  echo '{\"protocol\": 1, \"name\": \"scripted\", \"language\": \"python\", \"file_extension\": \".py\", "
-        "\"fence_tags\": [\"python\"], \"peaks\": {\"bandwidth_gbs\": 1, \"peak_mm_gflops\": 0.001, \"peak_vec_gflops\": 0.001}}'\n"
+        "\"fence_tags\": [\"python\"], \"peaks\": {\"bandwidth_gbs\": 1, \"peak_mm_gflops\": 0.001, "
+        "\"peak_vec_gflops\": 0.001}}'\n"
         "  exit 0\n"
         "fi\n" +
         body;
@@ -97,27 +99,65 @@ TEST_F(ExternalTarget, ThePythonAdapterDescribesItselfAndMeasuresItsBaseline) {
   ASSERT_TRUE(profile->scored_against.has_value());
 }
 
+// The same verdicts whether the adapter serves every request from one
+// process or is run once per request.
 TEST_F(ExternalTarget, ThePythonAdaptersVerdictsAreTheEnginesStatuses) {
-  auto target = Make(kPythonEvaluator);
+  for (bool serve : {true, false}) {
+    SCOPED_TRACE(serve ? "served" : "one invocation per request");
+    auto target = Make(kPythonEvaluator, serve);
+    ASSERT_NE(target, nullptr);
+    auto wrong = Evaluate(*target, "def kernel(x, y, out):\n    for i in range(N):\n        out[i] = x[i] + y[i]\n");
+    ASSERT_TRUE(wrong.ok()) << wrong.error().message;
+    EXPECT_EQ(wrong->status, eval::Verdict::kWrongAnswer);
+    EXPECT_NE(wrong->message.find("relative L2 error"), std::string::npos) << wrong->message;
+    auto syntax = Evaluate(*target, "def kernel(x, y, out)\n    pass\n");
+    ASSERT_TRUE(syntax.ok());
+    EXPECT_EQ(syntax->status, eval::Verdict::kCompileError) << syntax->message;
+    auto unwritten = Evaluate(*target, "def kernel(x, y, out):\n    pass\n");
+    ASSERT_TRUE(unwritten.ok());
+    EXPECT_EQ(unwritten->status, eval::Verdict::kWrongAnswer) << unwritten->message;
+    EXPECT_NE(unwritten->message.find("not finite"), std::string::npos) << unwritten->message;
+    auto raises = Evaluate(*target, "def kernel(x, y, out):\n    raise ValueError('no')\n");
+    ASSERT_TRUE(raises.ok());
+    EXPECT_EQ(raises->status, eval::Verdict::kRuntimeError);
+    EXPECT_NE(raises->run_log.find("ValueError: no"), std::string::npos) << raises->run_log;
+    auto imports = Evaluate(*target, "import subprocess\ndef kernel(x, y, out):\n    pass\n");
+    ASSERT_TRUE(imports.ok());
+    EXPECT_EQ(imports->status, eval::Verdict::kForbidden);
+  }
+}
+
+// A persistent evaluator that dies during a request is an engine error with
+// what it last wrote to stderr; the next request starts it again.
+TEST_F(ExternalTarget, AServedEvaluatorThatDiesIsAnErrorAndIsStartedAgain) {
+  const std::string path = scripts_.path() + "/served.sh";
+  ASSERT_TRUE(
+      WriteFile(path,
+                "#!/bin/sh\n"
+                "if [ \"$1\" != --serve ]; then\n"
+                "  echo '{\"protocol\": 1, \"name\": \"served\", \"language\": \"python\", "
+                "\"file_extension\": \".py\", \"fence_tags\": [\"python\"], \"serve\": true}'\n"
+                "  exit 0\n"
+                "fi\n"
+                "while read -r line; do\n"
+                "  case \"$line\" in\n"
+                "    *'\"op\":\"build\"'*) echo '{\"protocol\": 1, \"status\": \"ok\", \"artifact\": \"a\"}' ;;\n"
+                "    *) echo 'out of memory on the device' >&2; exit 5 ;;\n"
+                "  esac\n"
+                "done\n")
+          .ok());
+  chmod(path.c_str(), 0755);
+  auto target = Make(path);
   ASSERT_NE(target, nullptr);
-  auto wrong = Evaluate(*target, "def kernel(x, y, out):\n    for i in range(N):\n        out[i] = x[i] + y[i]\n");
-  ASSERT_TRUE(wrong.ok()) << wrong.error().message;
-  EXPECT_EQ(wrong->status, eval::Verdict::kWrongAnswer);
-  EXPECT_NE(wrong->message.find("relative L2 error"), std::string::npos) << wrong->message;
-  auto syntax = Evaluate(*target, "def kernel(x, y, out)\n    pass\n");
-  ASSERT_TRUE(syntax.ok());
-  EXPECT_EQ(syntax->status, eval::Verdict::kCompileError) << syntax->message;
-  auto unwritten = Evaluate(*target, "def kernel(x, y, out):\n    pass\n");
-  ASSERT_TRUE(unwritten.ok());
-  EXPECT_EQ(unwritten->status, eval::Verdict::kWrongAnswer) << unwritten->message;
-  EXPECT_NE(unwritten->message.find("not finite"), std::string::npos) << unwritten->message;
-  auto raises = Evaluate(*target, "def kernel(x, y, out):\n    raise ValueError('no')\n");
-  ASSERT_TRUE(raises.ok());
-  EXPECT_EQ(raises->status, eval::Verdict::kRuntimeError);
-  EXPECT_NE(raises->run_log.find("ValueError: no"), std::string::npos) << raises->run_log;
-  auto imports = Evaluate(*target, "import subprocess\ndef kernel(x, y, out):\n    pass\n");
-  ASSERT_TRUE(imports.ok());
-  EXPECT_EQ(imports->status, eval::Verdict::kForbidden);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto profile = Evaluate(*target, "x");
+    ASSERT_FALSE(profile.ok()) << "attempt " << attempt;
+    EXPECT_NE(profile.error().message.find("failed during 'check': exited with code 5 before answering"),
+              std::string::npos)
+        << profile.error().message;
+    EXPECT_NE(profile.error().message.find("out of memory on the device"), std::string::npos)
+        << profile.error().message;
+  }
 }
 
 // Each way of breaking the protocol is an error of the engine that names the

@@ -35,6 +35,7 @@ def answer(obj):
     obj["protocol"] = PROTOCOL
     sys.stdout.write(json.dumps(obj))
     sys.stdout.write("\n")
+    sys.stdout.flush()
 
 
 def best_of(rounds, fn):
@@ -87,6 +88,7 @@ def describe(_request):
         "machine": "%s, %d cores, Python %s (one interpreter thread)"
         % (platform.machine(), os.cpu_count() or 1, platform.python_version()),
         "peaks": measure_peaks(),
+        "serve": True,
     })
 
 
@@ -229,21 +231,31 @@ def time_kernel(request):
     answer({"status": "ok", "series": series})
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.stderr.write("usage: evaluator.py REQUEST.json (started by accelopt; see docs/external-protocol.md)\n")
-        return 2
-    with open(sys.argv[1]) as f:
-        request = json.load(f)
+def handle(request):
     if request.get("protocol") != PROTOCOL:
         answer({"error": "protocol %r is not spoken here (only %d)" % (request.get("protocol"), PROTOCOL)})
-        return 0
+        return
     ops = {"describe": describe, "build": build, "check": check, "time": time_kernel}
     op = ops.get(request.get("op"))
     if op is None:
         answer({"error": "unknown op %r" % request.get("op")})
-        return 0
+        return
     op(request)
+
+
+def main():
+    if len(sys.argv) == 2 and sys.argv[1] == "--serve":
+        # Persistent: one request per line on stdin, one answer per line on stdout, until stdin ends.
+        for line in sys.stdin:
+            if line.strip():
+                handle(json.loads(line))
+        return 0
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: evaluator.py REQUEST.json | evaluator.py --serve "
+                         "(started by accelopt; see docs/external-protocol.md)\n")
+        return 2
+    with open(sys.argv[1]) as f:
+        handle(json.load(f))
     return 0
 
 

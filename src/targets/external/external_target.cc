@@ -13,6 +13,7 @@
 #include "eval/sandbox.h"
 #include "eval/scoring.h"
 #include "suite/roofline.h"
+#include "targets/external/served_process.h"
 
 namespace accelopt::external {
 namespace fs = std::filesystem;
@@ -159,40 +160,57 @@ class ExternalTarget : public targets::Target {
     return out;
   }
 
-  // One invocation: `request` (with the protocol version and the work folder)
-  // written to DIR/<op>.request.json, its path the evaluator's last argument; the
-  // answer, checked to be a protocol answer.
+  // One request: with `serve`, a line to the persistent process (started when
+  // first needed, again after it failed); else one invocation, the request
+  // written to DIR/<op>.request.json and its path the evaluator's last
+  // argument. The answer, checked to be a protocol answer.
   Result<Json> Invoke(Json request, const fs::path& dir) const {
     const std::string op = request.at("op");
     request["protocol"] = kProtocolVersion;
     request["work_dir"] = dir.string();
-    const std::string path = (dir / (op + ".request.json")).string();
-    if (auto s = WriteFile(path, DumpJson(request, 2)); !s) return s.error();
-    eval::SandboxRequest run;
-    run.argv = options_.command;
-    run.argv.push_back(path);
-    // Run where the engine runs, so that the command's relative paths mean what the user meant.
-    std::error_code ec;
-    run.workdir = fs::current_path(ec).string();
-    run.limits.wall_seconds = options_.timeout_seconds;
-    run.limits.address_space_bytes = 0;
-    run.limits.capture_bytes = 8 << 20;
-    auto outcome = RunSandboxed(run);
-    if (!outcome) return Error{"the evaluator could not be started: " + outcome.error().message};
     const std::string who = "the evaluator (" + options_.command.front() + ") ";
-    const std::string tail = outcome->err.empty() ? "" : ":\n" + eval::TruncateLog(outcome->err, 4000);
-    if (outcome->timed_out)
-      return Error{who + fmt::format("did not answer '{}' within {:.0f} s", op, options_.timeout_seconds) + tail};
-    if (outcome->term_signal != 0)
-      return Error{who + "was killed by " + eval::SignalName(outcome->term_signal) + " during '" + op + "'" + tail};
-    if (outcome->exit_code != 0)
-      return Error{who + fmt::format("exited with code {} during '{}'", outcome->exit_code, op) + tail};
+    std::string text;
+    if (serve_ && op != "describe") {
+      std::error_code ec;
+      if (!served_ || !served_->alive()) {
+        std::vector<std::string> argv = options_.command;
+        argv.push_back("--serve");
+        auto started = ServedProcess::Start(argv, fs::current_path(ec).string());
+        if (!started) return Error{who + "could not be started to serve: " + started.error().message};
+        served_ = std::move(*started);
+      }
+      auto line = served_->Exchange(DumpJson(request), options_.timeout_seconds);
+      if (!line) return Error{who + "failed during '" + op + "': " + line.error().message};
+      text = *line;
+    } else {
+      const std::string path = (dir / (op + ".request.json")).string();
+      if (auto s = WriteFile(path, DumpJson(request, 2)); !s) return s.error();
+      eval::SandboxRequest run;
+      run.argv = options_.command;
+      run.argv.push_back(path);
+      // Run where the engine runs, so that the command's relative paths mean what the user meant.
+      std::error_code ec;
+      run.workdir = fs::current_path(ec).string();
+      run.limits.wall_seconds = options_.timeout_seconds;
+      run.limits.address_space_bytes = 0;
+      run.limits.capture_bytes = 8 << 20;
+      auto outcome = RunSandboxed(run);
+      if (!outcome) return Error{"the evaluator could not be started: " + outcome.error().message};
+      const std::string tail = outcome->err.empty() ? "" : ":\n" + eval::TruncateLog(outcome->err, 4000);
+      if (outcome->timed_out)
+        return Error{who + fmt::format("did not answer '{}' within {:.0f} s", op, options_.timeout_seconds) + tail};
+      if (outcome->term_signal != 0)
+        return Error{who + "was killed by " + eval::SignalName(outcome->term_signal) + " during '" + op + "'" + tail};
+      if (outcome->exit_code != 0)
+        return Error{who + fmt::format("exited with code {} during '{}'", outcome->exit_code, op) + tail};
+      text = outcome->out;
+    }
     Json answer;
     try {
-      answer = Json::parse(outcome->out);
+      answer = Json::parse(text);
     } catch (const Json::exception& e) {
       return Error{who + "answered '" + op + "' with what is not JSON (" + e.what() +
-                   "): " + eval::TruncateLog(outcome->out, 400)};
+                   "): " + eval::TruncateLog(text, 400)};
     }
     if (!answer.is_object()) return Error{who + "answered '" + op + "' with JSON that is not an object"};
     if (answer.value("protocol", 0) != kProtocolVersion)
@@ -201,6 +219,12 @@ class ExternalTarget : public targets::Target {
     if (answer.contains("error")) return Error{who + "could not " + op + ": " + answer["error"].dump()};
     return answer;
   }
+
+  /// Scores against these peaks instead of those the evaluator reported (a resumed run's).
+  void ScoreAgainst(const eval::ScoringPeaks& peaks) { peaks_ = peaks; }
+
+  /// Requests after `describe` go to one persistent process (`COMMAND --serve`).
+  void Serve(bool serve) { serve_ = serve; }
 
  private:
   // The verdict an answer states; an Error when it states none, an unknown
@@ -354,6 +378,8 @@ class ExternalTarget : public targets::Target {
   targets::TargetInfo info_;
   std::string machine_;
   std::optional<eval::ScoringPeaks> peaks_;
+  bool serve_ = false;
+  mutable std::unique_ptr<ServedProcess> served_;
 };
 
 // A name the engine can use as a folder and in a store: letters, digits, '-', '_', '.'.
@@ -410,8 +436,9 @@ Result<std::unique_ptr<targets::Target>> MakeExternalTarget(const ExternalOption
     if (!parsed) return Error{where + parsed.error().message};
     peaks = *parsed;
   }
-  return std::unique_ptr<targets::Target>(
-      std::make_unique<ExternalTarget>(resolved, std::move(info), text("machine"), std::move(peaks)));
+  auto target = std::make_unique<ExternalTarget>(resolved, std::move(info), text("machine"), std::move(peaks));
+  target->Serve(a.value("serve", false) && !options.one_invocation_per_request);
+  return std::unique_ptr<targets::Target>(std::move(target));
 }
 
 targets::TargetKind Registration() {
@@ -437,9 +464,9 @@ targets::TargetKind Registration() {
     // A resumed run is scored against the peaks it began with.
     auto recorded = PeaksFrom(settings.hardware);
     if (!recorded) return Error{"the recorded peaks: " + recorded.error().message};
-    auto info = (*target)->Describe();
-    return std::unique_ptr<targets::Target>(
-        std::make_unique<ExternalTarget>(options, info, (*target)->MachineText(), *recorded));
+    auto* described = static_cast<ExternalTarget*>(target->get());
+    described->ScoreAgainst(*recorded);
+    return target;
   };
   return kind;
 }

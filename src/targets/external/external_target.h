@@ -27,6 +27,8 @@ struct ExternalOptions {
   double budget_seconds = 0.5;  ///< kernel time per timed series asked for
   std::string work_dir;         ///< scratch folders for requests; "" = CacheDir()/work
   bool keep_work = false;
+  /// Run the evaluator once per request even when it offers to serve.
+  bool one_invocation_per_request = false;
 };
 
 /// Describes the evaluator (one `describe` invocation) and returns the target;
