@@ -59,6 +59,29 @@ TEST(CliOptimize, DemoRunsRecordsAndShows) {
   EXPECT_EQ(resume.out.find("evaluating the baseline"), std::string::npos) << resume.out;
 }
 
+// The loop runs on the external target as on the cpu: the Python
+// evaluator's prompts (their code blocks are ```python, which the recorded
+// answers match), its kernels, its verdicts; a resume rebuilds the target.
+TEST(CliOptimize, TheLoopRunsOnAnExternalTarget) {
+  testing::TempDir dir;
+  const std::string root = ACCELOPT_SOURCE_DIR;
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  CommandRun run = Accelopt("optimize scale_add --target external --evaluator 'python3 " + root +
+                            "/evaluators/python/evaluator.py' --suite " + root +
+                            "/evaluators/python/suite --shape test -I 1 -N 1 -B 1 -K 1 --memory fresh "
+                            "--proposals sequential --scripted " +
+                            root + "/tests/fixtures/external/scale_add.jsonl" + db);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("[scale_add] iteration 1/1: evaluated 1/1"), std::string::npos) << run.out;
+  CommandRun show = Accelopt("show 1 --no-code" + db);
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_NE(show.out.find("Replace the indexed loop with C-speed map"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("scored against: the external target's peaks"), std::string::npos) << show.out;
+  CommandRun resume = Accelopt("resume 1" + db);
+  ASSERT_EQ(resume.exit_code, 0) << resume.out;
+  EXPECT_NE(resume.out.find("resuming after iteration 1"), std::string::npos) << resume.out;
+}
+
 // Named tasks without a model are an error that says how to configure one or
 // ask for the demo; the recorded demo never stands in for them silently.
 TEST(CliOptimize, NamedTasksWithoutAModelAreAnErrorNotTheDemo) {
