@@ -186,6 +186,10 @@ TEST_F(ExternalTarget, AnEvaluatorOutsideTheProtocolIsAnEngineErrorNotAVerdict) 
       {build_ok + check_ok + "echo '{\"protocol\": 1, \"status\": \"ok\", \"series\": [[0.001]]}'\n",
        "fewer than 3 samples"},
       {build_ok + "echo '{\"protocol\": 1, \"error\": \"no GPU\"}'\n", "could not check: \"no GPU\""},
+      {"echo '{\"protocol\": 1, \"status\": 3}'\n", "has a field of the wrong type"},
+      {"echo '{\"protocol\": \"1\", \"status\": \"ok\"}'\n", "has a field of the wrong type"},
+      {"echo '{\"protocol\": 1, \"status\": \"ok\", \"artifact\": \"a\", \"log\": 5}'\n",
+       "has a field of the wrong type"},
   };
   for (const Case& c : cases) {
     auto target = Make(Script(c.body));

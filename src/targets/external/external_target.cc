@@ -154,7 +154,11 @@ class ExternalTarget : public targets::Target {
                                         const OnResult& on_result) override {
     std::vector<Result<Profile>> out;
     for (size_t i = 0; i < requests.size(); ++i) {
-      out.push_back(EvaluateOne(requests[i]));
+      try {
+        out.push_back(EvaluateOne(requests[i]));
+      } catch (const Json::exception& e) {  // a field of an answer of the wrong type
+        out.push_back(Error{std::string("the evaluator's answer has a field of the wrong type: ") + e.what()});
+      }
       if (on_result) on_result(i, out.back());
     }
     return out;
@@ -397,19 +401,9 @@ std::vector<std::string> EvaluatorOf(const targets::TargetSettings& settings) {
   return SplitCommand(env ? env : "");
 }
 
-}  // namespace
-
-Result<std::unique_ptr<targets::Target>> MakeExternalTarget(const ExternalOptions& options) {
-  if (options.command.empty()) return Error{"no evaluator program given"};
-  ExternalOptions resolved = options;
-  resolved.command.front() = FindProgram(options.command.front());
-  if (resolved.command.front().empty())
-    return Error{"the evaluator program '" + options.command.front() + "' is not found"};
-  auto scratch = ScratchDir::Create(options.work_dir.empty() ? CacheDir() + "/work" : options.work_dir, "describe",
-                                    options.keep_work);
-  if (!scratch) return scratch.error();
-  ExternalTarget probe(resolved, {}, "", std::nullopt);
-  auto answer = probe.Invoke({{"op", "describe"}}, (*scratch)->path());
+// The target an answer to `describe` describes.
+Result<std::unique_ptr<targets::Target>> Described(const Result<Json>& answer, const ExternalOptions& options,
+                                                   const ExternalOptions& resolved) {
   if (!answer) return answer.error();
   const Json& a = *answer;
   auto text = [&a](const char* key) { return a.contains(key) && a[key].is_string() ? a[key].get<std::string>() : ""; };
@@ -437,8 +431,27 @@ Result<std::unique_ptr<targets::Target>> MakeExternalTarget(const ExternalOption
     peaks = *parsed;
   }
   auto target = std::make_unique<ExternalTarget>(resolved, std::move(info), text("machine"), std::move(peaks));
-  target->Serve(a.value("serve", false) && !options.one_invocation_per_request);
+  target->Serve(a.contains("serve") && a["serve"] == true && !options.one_invocation_per_request);
   return std::unique_ptr<targets::Target>(std::move(target));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<targets::Target>> MakeExternalTarget(const ExternalOptions& options) {
+  if (options.command.empty()) return Error{"no evaluator program given"};
+  ExternalOptions resolved = options;
+  resolved.command.front() = FindProgram(options.command.front());
+  if (resolved.command.front().empty())
+    return Error{"the evaluator program '" + options.command.front() + "' is not found"};
+  auto scratch = ScratchDir::Create(options.work_dir.empty() ? CacheDir() + "/work" : options.work_dir, "describe",
+                                    options.keep_work);
+  if (!scratch) return scratch.error();
+  ExternalTarget probe(resolved, {}, "", std::nullopt);
+  try {
+    return Described(probe.Invoke({{"op", "describe"}}, (*scratch)->path()), options, resolved);
+  } catch (const Json::exception& e) {
+    return Error{std::string("the evaluator's description has a field of the wrong type: ") + e.what()};
+  }
 }
 
 targets::TargetKind Registration() {
