@@ -85,6 +85,7 @@ struct TimedTarget : targets::Target {
     count += static_cast<int>(r.size());
     return out;
   }
+  bool ComparesSideBySide() const override { return inner->ComparesSideBySide(); }
   Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override {
     double start = NowSeconds();
     auto out = inner->Compare(a, b);

@@ -120,6 +120,7 @@ class Loop : public ::testing::Test {
       for (const auto& request : r) hashes.insert(agents::CodeHash(request.candidate.source));
       return inner->Evaluate(r, on_result);
     }
+    bool ComparesSideBySide() const override { return inner->ComparesSideBySide(); }
     Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override {
       return inner->Compare(a, b);
     }

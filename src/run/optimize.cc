@@ -76,6 +76,7 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
 }
 
 Result<eval::PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const std::string& child) {
+  if (!target_.ComparesSideBySide()) return eval::PairedSpeedup{};  // no pairs: the medians decide
   const std::string key = "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/compare/" +
                           agents::CodeHash(parent) + "-" + agents::CodeHash(child);
   auto recorded = store_.GetEvaluation(key);

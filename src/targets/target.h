@@ -105,6 +105,9 @@ class Target {
   std::vector<Result<eval::Profile>> Evaluate(std::span<const EvalRequest> requests) {
     return Evaluate(requests, OnResult{});
   }
+  /// Whether Compare times two kernels side by side; when not, decisions take
+  /// the ratio of their medians.
+  virtual bool ComparesSideBySide() const { return false; }
   /// Evaluates `a` and `b` (same task and shape) together, with their timed
   /// calls interleaved in one window: the way to decide which is faster.
   /// Blocks. An Error when the target cannot (the default) or the infrastructure failed.

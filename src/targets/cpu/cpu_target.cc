@@ -116,6 +116,7 @@ class CpuTarget : public targets::Target {
     return cpu::CheckedShapes(task, shape);
   }
 
+  bool ComparesSideBySide() const override { return true; }
   Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override;
 
   bool Supports(const suite::Task& task) const override {
