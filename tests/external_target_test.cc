@@ -127,6 +127,30 @@ TEST_F(ExternalTarget, ThePythonAdaptersVerdictsAreTheEnginesStatuses) {
   }
 }
 
+// Two kernels timed side by side by the evaluator: the speedup is the
+// engine's, from the pairs; the zip comprehension beats the indexed loop.
+TEST_F(ExternalTarget, ThePythonAdapterTimesTwoKernelsSideBySide) {
+  auto target = Make(kPythonEvaluator);
+  ASSERT_NE(target, nullptr);
+  EXPECT_TRUE(target->ComparesSideBySide());
+  auto baseline = ReadFile(task_.baseline_path(".py"));
+  ASSERT_TRUE(baseline.ok());
+  targets::EvalRequest a{&task_, "test", {*baseline, "baseline", {}}};
+  targets::EvalRequest b{&task_,
+                         "test",
+                         {"def kernel(x, y, out):\n    out[:] = type(out)('f', [a * u + v for u, v in zip(x, y)])\n",
+                          "comprehension",
+                          {}}};
+  auto paired = target->Compare(a, b);
+  ASSERT_TRUE(paired.ok()) << paired.error().message;
+  EXPECT_EQ(paired->a.status, eval::Verdict::kOk) << paired->a.message;
+  EXPECT_EQ(paired->b.status, eval::Verdict::kOk) << paired->b.message;
+  ASSERT_TRUE(paired->speedup.has_value());
+  EXPECT_GE(paired->speedup->pairs, 5);
+  EXPECT_GT(paired->speedup->speedup, 1);
+  EXPECT_LE(paired->speedup->ci_low, paired->speedup->speedup);
+}
+
 // A persistent evaluator that dies during a request is an engine error with
 // what it last wrote to stderr; the next request starts it again.
 TEST_F(ExternalTarget, AServedEvaluatorThatDiesIsAnErrorAndIsStartedAgain) {

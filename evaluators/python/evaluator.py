@@ -89,6 +89,7 @@ def describe(_request):
         % (platform.machine(), os.cpu_count() or 1, platform.python_version()),
         "peaks": measure_peaks(),
         "serve": True,
+        "compare": True,
     })
 
 
@@ -231,11 +232,37 @@ def time_kernel(request):
     answer({"status": "ok", "series": series})
 
 
+def compare(request):
+    """Times two kernels side by side: pairs of calls on the same inputs, in the order A B, then B A."""
+    task = request["task"]
+    kernels = [load_module(path, task)["kernel"] for path in request["artifacts"]]
+    rng = random.Random(int.from_bytes(os.urandom(8), "little"))
+    sets = [[array.array("f", draw(t, rng)) for t in task["inputs"]] for _ in range(3)]
+    outs = [array.array("f", [math.nan]) * t["elements"] for t in task["outputs"]]
+    try:
+        one = max(best_of(1, lambda: k(*sets[0], *outs)) for k in kernels)
+        calls = max(request["min_calls"], min(request["max_calls"], int(request["budget_seconds"] / max(one, 1e-7))))
+        pairs = []
+        for c in range(calls):
+            args = sets[c % len(sets)]
+            times = [0.0, 0.0]
+            for which in ((0, 1) if c % 2 == 0 else (1, 0)):
+                start = time.perf_counter()
+                kernels[which](*args, *outs)
+                times[which] = time.perf_counter() - start
+            pairs.append(times)
+    except Exception:
+        answer({"status": "runtime_error", "message": "a kernel raised an exception while compared",
+                "log": traceback.format_exc()})
+        return
+    answer({"status": "ok", "pairs": pairs})
+
+
 def handle(request):
     if request.get("protocol") != PROTOCOL:
         answer({"error": "protocol %r is not spoken here (only %d)" % (request.get("protocol"), PROTOCOL)})
         return
-    ops = {"describe": describe, "build": build, "check": check, "time": time_kernel}
+    ops = {"describe": describe, "build": build, "check": check, "time": time_kernel, "compare": compare}
     op = ops.get(request.get("op"))
     if op is None:
         answer({"error": "unknown op %r" % request.get("op")})

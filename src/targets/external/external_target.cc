@@ -224,6 +224,66 @@ class ExternalTarget : public targets::Target {
     return answer;
   }
 
+  bool ComparesSideBySide() const override { return compares_; }
+
+  // Both evaluated in full; when both are ok, their calls are timed
+  // interleaved by the evaluator (`compare`) and the speedup is the engine's,
+  // from the pairs.
+  Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override {
+    if (!compares_) return Error{"the " + info_.name + " evaluator does not time two kernels side by side"};
+    try {
+      auto dir_a = Scratch(), dir_b = Scratch();
+      if (!dir_a) return dir_a.error();
+      if (!dir_b) return dir_b.error();
+      std::string artifact_a, artifact_b;
+      auto profile_a = EvaluateIn(a, (*dir_a)->path(), artifact_a);
+      if (!profile_a) return profile_a.error();
+      auto profile_b = EvaluateIn(b, (*dir_b)->path(), artifact_b);
+      if (!profile_b) return profile_b.error();
+      targets::PairedResult result{*profile_a, *profile_b, std::nullopt};
+      if (profile_a->status != Verdict::kOk || profile_b->status != Verdict::kOk) return result;
+      auto bound = suite::Bind(*a.task, a.shape);
+      if (!bound) return bound.error();
+      auto answer = Invoke({{"op", "compare"},
+                            {"task", TaskJson(*bound)},
+                            {"artifacts", {artifact_a, artifact_b}},
+                            {"min_calls", options_.min_calls},
+                            {"max_calls", options_.max_calls},
+                            {"budget_seconds", options_.budget_seconds}},
+                           (*dir_a)->path());
+      if (!answer) return answer.error();
+      auto status = StatusOf(*answer, "compare",
+                             {Verdict::kOk, Verdict::kRuntimeError, Verdict::kTimeout, Verdict::kResourceLimit});
+      if (!status) return status.error();
+      if (*status != Verdict::kOk) {  // a kernel failed while compared: no speedup, and both say why
+        for (Profile* p : {&result.a, &result.b})
+          p->message += std::string(p->message.empty() ? "" : "; ") + "the side-by-side timing failed (" +
+                        eval::VerdictName(*status) + "): " + answer->value("message", "");
+        return result;
+      }
+      const Json& pairs = answer->value("pairs", Json());
+      if (!pairs.is_array() || static_cast<int>(pairs.size()) < std::min(3, options_.min_calls))
+        return Error{"the evaluator answered 'compare' with fewer than 3 pairs"};
+      std::vector<double> times_a, times_b;
+      for (const Json& pair : pairs) {
+        if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number() || !pair[1].is_number() ||
+            !(pair[0].get<double>() > 0) || !(pair[1].get<double>() > 0) || !std::isfinite(pair[0].get<double>()) ||
+            !std::isfinite(pair[1].get<double>()))
+          return Error{"the evaluator answered 'compare' with a pair that is not two positive numbers of seconds: " +
+                       pair.dump()};
+        times_a.push_back(pair[0].get<double>());
+        times_b.push_back(pair[1].get<double>());
+      }
+      result.speedup = eval::PairedComparison(times_a, times_b);
+      return result;
+    } catch (const Json::exception& e) {
+      return Error{std::string("the evaluator's answer has a field of the wrong type: ") + e.what()};
+    }
+  }
+
+  /// Compare is answered by the evaluator (`"compare": true` in its description).
+  void Compares(bool compares) { compares_ = compares; }
+
   /// Scores against these peaks instead of those the evaluator reported (a resumed run's).
   void ScoreAgainst(const eval::ScoringPeaks& peaks) { peaks_ = peaks; }
 
@@ -244,16 +304,26 @@ class ExternalTarget : public targets::Target {
     return *verdict;
   }
 
+  Result<std::unique_ptr<ScratchDir>> Scratch() const {
+    return ScratchDir::Create(options_.work_dir.empty() ? CacheDir() + "/work" : options_.work_dir, "external",
+                              options_.keep_work);
+  }
+
   Result<Profile> EvaluateOne(const targets::EvalRequest& r) {
+    auto scratch = Scratch();
+    if (!scratch) return scratch.error();
+    std::string artifact;
+    return EvaluateIn(r, (*scratch)->path(), artifact);
+  }
+
+  // Builds, checks, times and scores one kernel in `dir`; `artifact` is what
+  // its build answered (for a comparison while `dir` lives).
+  Result<Profile> EvaluateIn(const targets::EvalRequest& r, const fs::path& dir, std::string& artifact) {
     const double started = NowSeconds();
     auto bound = suite::Bind(*r.task, r.shape);
     if (!bound) return bound.error();
     auto counts = suite::CountRoofline(*bound);
     if (!counts) return counts.error();
-    auto scratch = ScratchDir::Create(options_.work_dir.empty() ? CacheDir() + "/work" : options_.work_dir, "external",
-                                      options_.keep_work);
-    if (!scratch) return scratch.error();
-    const fs::path dir = (*scratch)->path();
     Profile profile;
     profile.task = r.task->name;
     profile.shape = r.shape;
@@ -271,7 +341,7 @@ class ExternalTarget : public targets::Target {
     profile.compile_log = built->value("log", "");
     profile.compile_seconds = built->value("seconds", 0.0);
     if (*status != Verdict::kOk) return Ended(profile, *status, built->value("message", ""), started);
-    const std::string artifact = built->value("artifact", "");
+    artifact = built->value("artifact", "");
     if (artifact.empty()) return Error{"the evaluator answered 'build' ok without an artifact to check and time"};
 
     auto checked = Invoke({{"op", "check"}, {"task", task}, {"artifact", artifact}, {"seeds", options_.seeds}}, dir);
@@ -383,6 +453,7 @@ class ExternalTarget : public targets::Target {
   std::string machine_;
   std::optional<eval::ScoringPeaks> peaks_;
   bool serve_ = false;
+  bool compares_ = false;
   mutable std::unique_ptr<ServedProcess> served_;
 };
 
@@ -432,6 +503,7 @@ Result<std::unique_ptr<targets::Target>> Described(const Result<Json>& answer, c
   }
   auto target = std::make_unique<ExternalTarget>(resolved, std::move(info), text("machine"), std::move(peaks));
   target->Serve(a.contains("serve") && a["serve"] == true && !options.one_invocation_per_request);
+  target->Compares(a.contains("compare") && a["compare"] == true);
   return std::unique_ptr<targets::Target>(std::move(target));
 }
 
