@@ -43,7 +43,7 @@ struct ScoredAgainst {
 };
 
 struct Profile {
-  std::string task, shape, target = "cpu";
+  std::string task, shape, target;  ///< target: the name of the target that measured it
   Verdict status = Verdict::kOk;
   std::string message;               ///< one line: why the status is what it is
   std::string compile_log;           ///< compiler diagnostics (truncated)

@@ -406,6 +406,7 @@ Result<bool> CpuTarget::Precheck(Batch& batch, size_t k, Profile& profile) const
   Built& built = batch.built[k];
   profile.task = request.task->name;
   profile.shape = request.shape;
+  profile.target = name();
   profile.tolerance = request.task->tolerance;
   profile.seeds = options_.seeds;
   if (options_.keep_work) profile.work_dir = CandidateDir(batch.scratch->path(), k).string();
