@@ -255,6 +255,9 @@ TEST_F(ExternalTarget, EvalRunsThroughTheCommandLine) {
   Json j = Json::parse(run.out.substr(run.out.find('{')));
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(j["target"], "python");
+  auto tasks = testing::Accelopt("tasks --target external --evaluator '" + kPythonEvaluator + "'" + suite);
+  ASSERT_EQ(tasks.exit_code, 0) << tasks.out;
+  EXPECT_NE(tasks.out.find("scale_add            vec"), std::string::npos) << tasks.out;
   auto none = testing::RunShell("ACCELOPT_EVALUATOR= " + std::string(ACCELOPT_BINARY) + " eval scale_add " + kRoot +
                                 "/evaluators/python/suite/scale_add/baseline.py" + suite + " --target external");
   EXPECT_EQ(none.exit_code, 1) << none.out;

@@ -1,44 +1,61 @@
 // accelopt tasks: list the suite with shapes, bound and T on this machine.
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "cli/common.h"
 #include "suite/roofline.h"
 #include "targets/cpu/cpu_target.h"
-#include "targets/cpu/hardware_store.h"
-#include "targets/cpu/register.h"
 
 namespace accelopt::cli {
 void RegisterTasks(CLI::App& app) {
   auto* cmd = app.add_subcommand("tasks", "list the task suite: shapes, bound and roofline time T on this machine");
   static CommonFlags flags;
+  static EvalFlags eval_flags;
   static std::string shape = "bench";
   static bool json = false;
   AddSuiteFlag(*cmd, flags);
   cmd->add_option("--shape", shape, "shape to show (bench, test, ...)");
   cmd->add_flag("--json", json, "print JSON");
+  cmd->add_option("--target", eval_flags.target, "the target whose tasks and peaks to show (see `accelopt targets`)");
+  cmd->add_option("--evaluator", eval_flags.evaluator, "the external target's evaluator program and arguments");
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);
-    targets::TargetSettings settings;
-    settings.calibrate_if_missing = false;
-    auto hardware = cpu::HardwareFor(settings);
-    if (!hardware) throw Exit{kExitError, hardware.error().message};
-    if (!*hardware && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");
+    targets::TargetSettings settings = TargetSettingsFor(eval_flags);
+    settings.calibrate_if_missing = false;  // listing measures nothing
+    auto target = MakeTargetOrExit(settings, eval_flags.target);
+    // The rates it scores against, when it has any.
+    const Json hardware = target->Hardware();
+    suite::PeakRates rates;
+    if (hardware.is_object()) {
+      rates.bandwidth_gbs = hardware.value("bandwidth_gbs", 0.0);
+      rates.peak_mm_gflops = hardware.value("peak_mm_gflops", 0.0);
+      rates.peak_vec_gflops = hardware.value("peak_vec_gflops", 0.0);
+    }
+    const bool scored = rates.bandwidth_gbs > 0 && rates.peak_mm_gflops > 0 && rates.peak_vec_gflops > 0;
+    if (!scored && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");
+    const bool cpu = target->name() == "cpu";
     Json out = Json::array();
-    std::vector<std::string> too_large;
+    std::vector<std::string> too_large, unsupported;
     if (!json)
       fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", "task", "bound", "T", "shape (" + shape + ")", "computes");
     for (const auto& task : tasks) {
+      if (!target->Supports(task)) {
+        unsupported.push_back(task.name);
+        continue;
+      }
       auto bound = suite::Bind(task, shape);
       if (!bound) throw Exit{kExitError, bound.error().message};
       auto counts = suite::CountRoofline(*bound);
       if (!counts) throw Exit{kExitError, counts.error().message};
       suite::RooflineTime t{0, "-"};
-      if (*hardware) t = suite::ComputeRooflineTime(*counts, cpu::RatesOf(**hardware));
+      if (scored) t = suite::ComputeRooflineTime(*counts, rates);
       // Dimensions are integers (the task loader checks it).
       Json params = Json::object();
       for (const auto& [k, v] : bound->params) params[k] = static_cast<long>(v);
-      const double needed = cpu::MemoryNeededBytes(*bound), available = cpu::AvailableMemoryBytes();
+      // What this machine's memory must hold for the cpu target; another target's device is its own.
+      const double needed = cpu ? cpu::MemoryNeededBytes(*bound) : 0;
+      const double available = cpu ? cpu::AvailableMemoryBytes() : 0;
       const bool fits = available <= 0 || needed <= available;
       if (!fits)
         too_large.push_back(fmt::format("{} ({}): needs at least {:.1f} GB, this machine has {:.1f} GB available",
@@ -61,6 +78,10 @@ void RegisterTasks(CLI::App& app) {
       }
     }
     if (json) fmt::print("{}\n", DumpJson(out, 2));
+    if (!json && !unsupported.empty())
+      fmt::print("\n({} task(s) have no reference and baseline{} for the {} target: {})\n", unsupported.size(),
+                 target->Describe().file_extension.empty() ? "" : " " + target->Describe().file_extension,
+                 target->name(), fmt::format("{}", fmt::join(unsupported, ", ")));
     if (!json && !too_large.empty()) {
       fmt::print("\n(!) too large for this machine's memory; an evaluation would be refused:\n");
       for (const auto& line : too_large) fmt::print("  {}\n", line);
