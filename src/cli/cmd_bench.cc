@@ -114,15 +114,25 @@ void RegisterBench(CLI::App& app) {
     size_t index = 0;
     for (const suite::Task* task : selected) {
       ++index;
+      const std::string extension = target->Describe().file_extension;
+      if (!target->Supports(*task)) {
+        fmt::print(stderr, "[{}/{}] {}: no reference and baseline{} for the {} target: skipped\n", index,
+                   selected.size(), task->name, extension, target->name());
+        continue;
+      }
       std::vector<std::pair<std::string, targets::Candidate>> kernels;
-      auto baseline = ReadFile(task->baseline_path(target->Describe().file_extension));
+      auto baseline = ReadFile(task->baseline_path(extension));
       if (!baseline) throw Exit{kExitError, baseline.error().message};
-      kernels.push_back({"baseline", {*baseline, task->baseline_path(target->Describe().file_extension), {}}});
-      std::string vendor_path = task->dir + "/vendor.cpp";
+      kernels.push_back({"baseline", {*baseline, task->baseline_path(extension), {}}});
+      // The vendor anchor, in the target's language: for the cpu, vendor.cpp on OpenBLAS.
+      std::string vendor_path = task->dir + "/vendor" + extension;
       if (!no_vendor && std::filesystem::exists(vendor_path)) {
         auto vendor = ReadFile(vendor_path);
         if (!vendor) throw Exit{kExitError, vendor.error().message};
-        kernels.push_back({"openblas", {*vendor, vendor_path, {"openblas"}}});
+        const bool cpu = target->name() == "cpu";
+        kernels.push_back(
+            {cpu ? "openblas" : "vendor",
+             {*vendor, vendor_path, cpu ? std::vector<std::string>{"openblas"} : std::vector<std::string>{}}});
       }
       // One batch per task: the baseline and the anchor share inputs and reference outputs.
       std::vector<targets::EvalRequest> requests;
