@@ -201,30 +201,30 @@ def check(request):
     answer({"status": "ok", "checked_calls": request["seeds"], "errors": worst})
 
 
-def time_kernel(request):
+def timing_setup(request, *fns):
+    """Three drawn input sets (fresh inputs for every call would cost more than the
+    call; they are rotated), poisoned outputs, and the calls per series the
+    engine's budget allows for the slowest of `fns`."""
     task = request["task"]
-    kernel = load_module(request["artifact"], task)["kernel"]
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
-    # Fresh inputs for every call would cost more than the call; three drawn sets, rotated.
     sets = [[array.array("f", draw(t, rng)) for t in task["inputs"]] for _ in range(3)]
     outs = [array.array("f", [math.nan]) * t["elements"] for t in task["outputs"]]
-    try:
-        one = best_of(1, lambda: kernel(*sets[0], *outs))
-    except Exception:
-        answer({"status": "runtime_error", "message": "the kernel raised an exception while timed",
-                "log": traceback.format_exc()})
-        return
+    one = max(best_of(1, lambda: fn(*sets[0], *outs)) for fn in fns)
     calls = max(request["min_calls"], min(request["max_calls"], int(request["budget_seconds"] / max(one, 1e-7))))
-    series = []
+    return sets, outs, calls
+
+
+def timed(fn, args, outs):
+    start = time.perf_counter()
+    fn(*args, *outs)
+    return time.perf_counter() - start
+
+
+def time_kernel(request):
+    kernel = load_module(request["artifact"], request["task"])["kernel"]
     try:
-        for _ in range(2):
-            samples = []
-            for c in range(calls):
-                args = sets[c % len(sets)]
-                start = time.perf_counter()
-                kernel(*args, *outs)
-                samples.append(time.perf_counter() - start)
-            series.append(samples)
+        sets, outs, calls = timing_setup(request, kernel)
+        series = [[timed(kernel, sets[c % len(sets)], outs) for c in range(calls)] for _ in range(2)]
     except Exception:
         answer({"status": "runtime_error", "message": "the kernel raised an exception while timed",
                 "log": traceback.format_exc()})
@@ -234,22 +234,14 @@ def time_kernel(request):
 
 def compare(request):
     """Times two kernels side by side: pairs of calls on the same inputs, in the order A B, then B A."""
-    task = request["task"]
-    kernels = [load_module(path, task)["kernel"] for path in request["artifacts"]]
-    rng = random.Random(int.from_bytes(os.urandom(8), "little"))
-    sets = [[array.array("f", draw(t, rng)) for t in task["inputs"]] for _ in range(3)]
-    outs = [array.array("f", [math.nan]) * t["elements"] for t in task["outputs"]]
+    kernels = [load_module(path, request["task"])["kernel"] for path in request["artifacts"]]
     try:
-        one = max(best_of(1, lambda: k(*sets[0], *outs)) for k in kernels)
-        calls = max(request["min_calls"], min(request["max_calls"], int(request["budget_seconds"] / max(one, 1e-7))))
+        sets, outs, calls = timing_setup(request, *kernels)
         pairs = []
         for c in range(calls):
-            args = sets[c % len(sets)]
             times = [0.0, 0.0]
             for which in ((0, 1) if c % 2 == 0 else (1, 0)):
-                start = time.perf_counter()
-                kernels[which](*args, *outs)
-                times[which] = time.perf_counter() - start
+                times[which] = timed(kernels[which], sets[c % len(sets)], outs)
             pairs.append(times)
     except Exception:
         answer({"status": "runtime_error", "message": "a kernel raised an exception while compared",
