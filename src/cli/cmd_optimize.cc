@@ -19,45 +19,28 @@ namespace {
 
 constexpr const char* kDemoTasks[] = {"silu", "matmul", "rmsnorm_matmul"};
 
-struct OptimizeFlags {
-  std::vector<std::string> tasks;
-  search::SearchOptions search;
-  std::string memory = "shared";
+// The run's settings, as the store keeps them, and what only this command line has.
+struct OptimizeFlags : run::RunConfig {
   std::string db = "accelopt.db";
-  std::string shape = "bench";
-  bool demo = false;
-  LlmFlags llm;
-  EvalFlags eval;
-  CommonFlags common;
+  LlmFlags llm;        // recorded as llm_config and model
+  CommonFlags common;  // --suite; recorded as suite_dir
 };
 
 // The run's configuration as the store keeps it.
 run::RunConfig ConfigOf(const OptimizeFlags& f) {
-  run::RunConfig c;
-  c.tasks = f.tasks;
-  c.memory = f.memory;
-  c.shape = f.shape;
-  c.demo = f.demo;
+  run::RunConfig c = f;
   c.suite_dir = f.common.suite_dir;
-  c.search = f.search;
   c.llm_config = ConfigPathFor(f.llm);
   c.model = f.llm.override_;
-  c.eval = f.eval;
   return c;
 }
 
 // The flags a recorded configuration stands for.
 OptimizeFlags FlagsOf(const run::RunConfig& c) {
   OptimizeFlags f;
-  f.tasks = c.tasks;
-  f.memory = c.memory;
-  f.shape = c.shape;
-  f.demo = c.demo;
+  static_cast<run::RunConfig&>(f) = c;
   f.common.suite_dir = c.suite_dir;
-  f.search = c.search;
-  f.llm.config_path = c.llm_config;
-  f.llm.override_ = c.model;
-  f.eval = c.eval;
+  f.llm = {c.llm_config, c.model};
   return f;
 }
 
