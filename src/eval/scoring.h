@@ -4,10 +4,12 @@
 /// component), and the judgement of a correct kernel measured faster than the
 /// roofline: evidence that raises a rate, or `suspect`.
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "eval/profile.h"
 #include "suite/roofline.h"
 
@@ -50,5 +52,15 @@ BeyondPeak JudgeBeyondPeak(const suite::RooflineCounts& counts, double median, c
 
 /// Marks the profile `suspect`, saying why it is not trusted.
 void MarkSuspect(Profile& profile, const std::string& reason);
+
+/// Scores a correct profile, for every target alike. Faster than its
+/// roofline, it is measured again (`measure_again` fills a fresh profile; an
+/// Error is the engine's) and the slower median counts. Still faster: it is
+/// suspect, or each rate it proved within what the calibration could miss is
+/// raised in `peaks`, and the profile is scored against them and says so.
+/// Returns those raises (none, mostly).
+Result<std::vector<ProvedRate>> ScoreMeasuringAgainBeyondPeak(
+    const suite::RooflineCounts& counts, ScoringPeaks& peaks, Profile& profile,
+    const std::function<Status(Profile& again)>& measure_again);
 
 }  // namespace accelopt::eval

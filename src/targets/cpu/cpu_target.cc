@@ -484,50 +484,25 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
   // A roofline the task loader accepted evaluates; if not, that is the engine's error, never a silent 0%.
   auto counts = suite::CountRoofline(*batch.bound);
   if (!counts) return counts.error();
-  eval::Score(*counts, Peaks(), profile);
-  if (profile.status != Verdict::kOk || profile.percent_of_peak <= 100) return Ok{};
-  Profile again;
-  again.tolerance = profile.tolerance;
-  if (auto s = RunBuilt(batch, k, /*timed=*/true, again); !s) return s;
-  if (again.status != Verdict::kOk) {
-    profile.status = again.status;
-    profile.message = "measured again because it ran faster than the roofline: " + again.message;
-    profile.run_log = again.run_log;
+  eval::ScoringPeaks peaks = Peaks();
+  auto proved = eval::ScoreMeasuringAgainBeyondPeak(*counts, peaks, profile, [&](Profile& again) -> Status {
+    if (auto s = RunBuilt(batch, k, /*timed=*/true, again); !s) return s;
+    if (again.status == Verdict::kOk) profile.phase_seconds["remeasure"] = again.phase_seconds["candidate_process"];
     return Ok{};
-  }
-  if (again.latency->median_s > profile.latency->median_s) profile.latency = again.latency;
-  profile.phase_seconds["remeasure"] = again.phase_seconds["candidate_process"];
-  eval::Score(*counts, Peaks(), profile);
-  if (profile.percent_of_peak <= 100) {
-    profile.message += "; measured again after a first median faster than the roofline";
-    return Ok{};
-  }
-  const eval::BeyondPeak judged = eval::JudgeBeyondPeak(*counts, profile.latency->median_s, Peaks());
-  if (!judged.suspect_reason.empty()) {
-    eval::MarkSuspect(profile, judged.suspect_reason);
-    return Ok{};
-  }
-  const suite::PeakRates raised = judged.raised;
-  std::vector<PeakEvidence> evidence;
-  for (const eval::ProvedRate& p : judged.proved)
-    evidence.push_back({p.figure, p.value, p.previous, Hex64(Fnv1a64(batch.requests[k].candidate.source)), profile.task,
-                        profile.shape, IsoUtcNow()});
+  });
+  if (!proved) return proved.error();
+  if (proved->empty()) return Ok{};
   // Raised: this target scores from now on against what the kernel proved, and the caller saves it.
-  options_.rates = raised;
+  options_.rates = peaks.rates;
   if (options_.hardware) {
     HardwareProfile& hw = *options_.hardware;
-    hw.bandwidth_gbs = raised.bandwidth_gbs;
-    hw.peak_mm_gflops = raised.peak_mm_gflops;
-    hw.peak_vec_gflops = raised.peak_vec_gflops;
-    hw.evidence.insert(hw.evidence.end(), evidence.begin(), evidence.end());
+    hw.bandwidth_gbs = peaks.rates.bandwidth_gbs;
+    hw.peak_mm_gflops = peaks.rates.peak_mm_gflops;
+    hw.peak_vec_gflops = peaks.rates.peak_vec_gflops;
+    for (const eval::ProvedRate& p : *proved)
+      hw.evidence.push_back({p.figure, p.value, p.previous, Hex64(Fnv1a64(batch.requests[k].candidate.source)),
+                             profile.task, profile.shape, IsoUtcNow()});
     if (options_.on_hardware_raised) options_.on_hardware_raised(hw);
-  }
-  eval::Score(*counts, Peaks(), profile);
-  for (const PeakEvidence& e : evidence) {
-    char text[200];
-    std::snprintf(text, sizeof text, "; it raised the machine's %s from %.4g to %.4g (measured twice)",
-                  e.figure.c_str(), e.previous, e.value);
-    profile.message += text;
   }
   return Ok{};
 }

@@ -372,29 +372,12 @@ class ExternalTarget : public targets::Target {
     if (!timed) return timed.error();
     if (profile.status != Verdict::kOk) return Ended(profile, profile.status, profile.message, started);
     if (peaks_) {
-      eval::Score(*counts, *peaks_, profile);
-      if (profile.percent_of_peak > 100) {
-        // Faster than the roofline: measured again, the slower median counts.
-        Profile again = profile;
-        if (auto s = Time(task, artifact, dir, again); !s) return s.error();
-        if (again.status != Verdict::kOk)
-          return Ended(profile, again.status,
-                       "measured again because it ran faster than the roofline: " + again.message, started);
-        if (again.latency->median_s > profile.latency->median_s) profile.latency = again.latency;
-        eval::Score(*counts, *peaks_, profile);
-        if (profile.percent_of_peak > 100) {
-          const eval::BeyondPeak judged = eval::JudgeBeyondPeak(*counts, profile.latency->median_s, *peaks_);
-          if (!judged.suspect_reason.empty()) {
-            eval::MarkSuspect(profile, judged.suspect_reason);
-          } else {
-            peaks_->rates = judged.raised;  // for this target's life; the evaluator keeps its own figures
-            eval::Score(*counts, *peaks_, profile);
-            for (const auto& p : judged.proved)
-              profile.message +=
-                  fmt::format("; it proved {} {:.4g} beyond the reported {:.4g}", p.figure, p.value, p.previous);
-          }
-        }
-      }
+      // Raised rates hold for this target's life; the evaluator keeps its own figures.
+      auto proved = eval::ScoreMeasuringAgainBeyondPeak(*counts, *peaks_, profile, [&](Profile& again) {
+        again.run_log = profile.run_log;  // the check's log stays the kernel's
+        return Time(task, artifact, dir, again);
+      });
+      if (!proved) return proved.error();
     }
     profile.wall_seconds = NowSeconds() - started;
     return profile;
