@@ -24,14 +24,7 @@ void RegisterTasks(CLI::App& app) {
     targets::TargetSettings settings = TargetSettingsFor(eval_flags);
     settings.calibrate_if_missing = false;  // listing measures nothing
     auto target = MakeTargetOrExit(settings, eval_flags.target);
-    // The rates it scores against, when it has any.
-    const Json hardware = target->Hardware();
-    suite::PeakRates rates;
-    if (hardware.is_object()) {
-      rates.bandwidth_gbs = hardware.value("bandwidth_gbs", 0.0);
-      rates.peak_mm_gflops = hardware.value("peak_mm_gflops", 0.0);
-      rates.peak_vec_gflops = hardware.value("peak_vec_gflops", 0.0);
-    }
+    const suite::PeakRates rates = target->Rates();
     const bool scored = rates.bandwidth_gbs > 0 && rates.peak_mm_gflops > 0 && rates.peak_vec_gflops > 0;
     if (!scored && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");
     const bool cpu = target->name() == "cpu";

@@ -16,6 +16,7 @@
 #include "core/result.h"
 #include "eval/profile.h"
 #include "eval/stats.h"
+#include "suite/roofline.h"
 #include "suite/task.h"
 
 namespace accelopt::targets {
@@ -81,6 +82,8 @@ class Target {
   /// The hardware profile its percentages of peak are computed against (kept
   /// with a run, so that they can be recomputed); null when it scores nothing.
   virtual Json Hardware() const { return nullptr; }
+  /// The rates the roofline divides by when it scores; zero when it scores nothing.
+  virtual suite::PeakRates Rates() const { return {}; }
   /// The machine as the agents should know it: cores, caches, vector width,
   /// measured rates. One line; "" when there is nothing to say.
   virtual std::string MachineText() const { return ""; }

@@ -96,6 +96,7 @@ class CpuTarget : public targets::Target {
   }
 
   std::string Machine() const override { return DetectMachine().fingerprint; }
+  suite::PeakRates Rates() const override { return options_.rates; }
 
   Json Hardware() const override { return options_.hardware ? ToJson(*options_.hardware) : Json(nullptr); }
 

@@ -130,6 +130,7 @@ class ExternalTarget : public targets::Target {
     return peaks_ && !peaks_->fingerprint.empty() ? peaks_->fingerprint : info_.name;
   }
   Json Hardware() const override { return peaks_ ? PeaksJson(*peaks_) : Json(nullptr); }
+  suite::PeakRates Rates() const override { return peaks_ ? peaks_->rates : suite::PeakRates{}; }
 
   // The language is the evaluator's: the arguments by name, the shape as names and values.
   std::string Signature(const suite::Task& task) const override {
