@@ -33,6 +33,12 @@ std::vector<std::string> SplitCommand(const std::string& text) {
 
 namespace {
 
+// A fresh folder for one evaluation's requests (kept with keep_work).
+Result<std::unique_ptr<ScratchDir>> ScratchFor(const ExternalOptions& options, const std::string& label) {
+  return ScratchDir::Create(options.work_dir.empty() ? CacheDir() + "/work" : options.work_dir, label,
+                            options.keep_work);
+}
+
 bool FiniteNonNegative(const Json& j) {
   return j.is_number() && std::isfinite(j.get<double>()) && j.get<double>() >= 0;
 }
@@ -174,13 +180,15 @@ class ExternalTarget : public targets::Target {
     request["protocol"] = kProtocolVersion;
     request["work_dir"] = dir.string();
     const std::string who = "the evaluator (" + options_.command.front() + ") ";
+    // It runs where the engine runs, so that the command's relative paths mean what the user meant.
+    std::error_code ec;
+    const std::string workdir = fs::current_path(ec).string();
     std::string text;
     if (serve_ && op != "describe") {
-      std::error_code ec;
       if (!served_ || !served_->alive()) {
         std::vector<std::string> argv = options_.command;
         argv.push_back("--serve");
-        auto started = ServedProcess::Start(argv, fs::current_path(ec).string());
+        auto started = ServedProcess::Start(argv, workdir);
         if (!started) return Error{who + "could not be started to serve: " + started.error().message};
         served_ = std::move(*started);
       }
@@ -193,9 +201,7 @@ class ExternalTarget : public targets::Target {
       eval::SandboxRequest run;
       run.argv = options_.command;
       run.argv.push_back(path);
-      // Run where the engine runs, so that the command's relative paths mean what the user meant.
-      std::error_code ec;
-      run.workdir = fs::current_path(ec).string();
+      run.workdir = workdir;
       run.limits.wall_seconds = options_.timeout_seconds;
       run.limits.address_space_bytes = 0;
       run.limits.capture_bytes = 8 << 20;
@@ -305,10 +311,7 @@ class ExternalTarget : public targets::Target {
     return *verdict;
   }
 
-  Result<std::unique_ptr<ScratchDir>> Scratch() const {
-    return ScratchDir::Create(options_.work_dir.empty() ? CacheDir() + "/work" : options_.work_dir, "external",
-                              options_.keep_work);
-  }
+  Result<std::unique_ptr<ScratchDir>> Scratch() const { return ScratchFor(options_, "external"); }
 
   Result<Profile> EvaluateOne(const targets::EvalRequest& r) {
     auto scratch = Scratch();
@@ -499,8 +502,7 @@ Result<std::unique_ptr<targets::Target>> MakeExternalTarget(const ExternalOption
   resolved.command.front() = FindProgram(options.command.front());
   if (resolved.command.front().empty())
     return Error{"the evaluator program '" + options.command.front() + "' is not found"};
-  auto scratch = ScratchDir::Create(options.work_dir.empty() ? CacheDir() + "/work" : options.work_dir, "describe",
-                                    options.keep_work);
+  auto scratch = ScratchFor(options, "describe");
   if (!scratch) return scratch.error();
   ExternalTarget probe(resolved, {}, "", std::nullopt);
   try {
@@ -517,8 +519,7 @@ targets::TargetKind Registration() {
   kind.unavailable = [](const targets::TargetSettings& settings) {
     const auto command = EvaluatorOf(settings);
     if (command.empty()) return std::string("no evaluator named (--evaluator CMD, or $ACCELOPT_EVALUATOR)");
-    if (FindProgram(command.front()).empty())
-      return "the evaluator program '" + (command.empty() ? std::string() : command.front()) + "' is not found";
+    if (FindProgram(command.front()).empty()) return "the evaluator program '" + command.front() + "' is not found";
     return std::string();
   };
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
