@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/hash.h"
+#include "core/text.h"
 
 namespace accelopt::agents {
 namespace {
@@ -15,11 +16,6 @@ std::string Trim(const std::string& s) {
   if (b == std::string::npos) return "";
   size_t e = s.find_last_not_of(" \t\r\n");
   return s.substr(b, e - b + 1);
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
 }
 
 struct Block {

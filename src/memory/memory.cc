@@ -1,18 +1,14 @@
 #include "memory/memory.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
+#include "core/text.h"
+
 namespace accelopt::memory {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 bool Compatible(const std::string& lesson, const std::string& kernel) {
   return lesson.empty() || kernel.empty() || lesson == kernel;
