@@ -301,24 +301,16 @@ void RegisterMemory(CLI::App& app) {
     // Oldest first, so the newest stays newest.
     for (auto it = json->rbegin(); it != json->rend(); ++it) {
       ++position;
-      store::Lesson l;
-      try {
-        l.memory = name;
-        l.task = it->at("task");
-        l.target = it->value("target", "cpu");
-        l.speedup = it->at("speedup");
-        // Exported before intervals and tags were kept: the estimate, no tags.
-        l.speedup_low = it->value("speedup_low", l.speedup);
-        l.speedup_high = it->value("speedup_high", l.speedup);
-        l.family = it->value("family", "");
-        l.bound = it->value("bound", "");
-        l.language = it->value("language", "");
-        l.strategies = it->value("strategies", std::vector<std::string>{});
-        l.title = it->at("title");
-        l.text = it->at("text");
-      } catch (const Json::exception& e) {
-        throw Exit{kExitError, file + ": lesson " + std::to_string(json->size() - position + 1) + ": " + e.what()};
-      }
+      // The store numbers the lessons it adds: a file written by hand need not.
+      Json entry = *it;
+      if (entry.is_object() && !entry.contains("id")) entry["id"] = 0;
+      auto lesson = memory::MemoryLessonFromJson(entry);
+      if (!lesson)
+        throw Exit{kExitError,
+                   file + " (entry " + std::to_string(json->size() - position + 1) + "): " + lesson.error().message};
+      store::Lesson l = run::LessonRow(*lesson);
+      l.memory = name;
+      if (l.target.empty()) l.target = "cpu";  // exported before lessons named their target
       if (!held.insert({l.task, l.title, l.text}).second) {
         ++already;
         continue;
