@@ -30,13 +30,20 @@ StoreEvaluator::StoreEvaluator(store::Store& store, targets::Target& target, con
                                int64_t run_id)
     : store_(store), target_(target), task_(task), shape_(std::move(shape)), run_id_(run_id) {}
 
-std::string StoreEvaluator::Key(const std::string& code) const {
-  const targets::EvaluationJob job{task_.name, shape_, agents::CodeHash(code), target_.name(), target_.Machine()};
+std::string StoreEvaluator::Key(const std::string& hash) const {
+  const targets::EvaluationJob job{task_.name, shape_, hash, target_.name(), target_.Machine()};
   return "run" + std::to_string(run_id_) + "/" + job.Key();
 }
 
-std::string StoreEvaluator::LegacyKey(const std::string& code) const {
-  return "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/" + agents::CodeHash(code);
+std::string StoreEvaluator::LegacyKey(const std::string& hash) const {
+  return "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/" + hash;
+}
+
+Result<std::optional<Json>> StoreEvaluator::Recorded(const std::string& hash) {
+  auto recorded = store_.GetEvaluation(Key(hash));
+  // Recorded before keys named the target and the machine: the run's own target measured it.
+  if (recorded && !*recorded) recorded = store_.GetEvaluation(LegacyKey(hash));
+  return recorded;
 }
 
 Result<eval::Profile> StoreEvaluator::EvaluateOne(const std::string& code) {
@@ -52,10 +59,9 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
   std::vector<targets::EvalRequest> requests;
   std::vector<size_t> positions;  // where each request's result goes
   for (size_t i = 0; i < codes.size(); ++i) {
-    keys.push_back(Key(codes[i]));
-    auto recorded = store_.GetEvaluation(keys[i]);
-    // Recorded before keys named the target and the machine: the run's own target measured it.
-    if (recorded && !*recorded) recorded = store_.GetEvaluation(LegacyKey(codes[i]));
+    const std::string hash = agents::CodeHash(codes[i]);
+    keys.push_back(Key(hash));
+    auto recorded = Recorded(hash);
     if (!recorded)
       out[i] = recorded.error();
     else if (*recorded)
@@ -77,9 +83,10 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
 
 Result<eval::PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const std::string& child) {
   if (!target_.ComparesSideBySide()) return eval::PairedSpeedup{};  // no pairs: the medians decide
-  const std::string key = "run" + std::to_string(run_id_) + "/" + task_.name + "/" + shape_ + "/compare/" +
-                          agents::CodeHash(parent) + "-" + agents::CodeHash(child);
-  auto recorded = store_.GetEvaluation(key);
+  // Kept like an evaluation, by target and machine, under both codes' hashes.
+  const std::string pair = "compare/" + agents::CodeHash(parent) + "-" + agents::CodeHash(child);
+  const std::string key = Key(pair);
+  auto recorded = Recorded(pair);
   if (!recorded) return recorded.error();
   if (*recorded) {
     const Json& j = **recorded;

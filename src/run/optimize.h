@@ -43,10 +43,13 @@ class StoreEvaluator : public search::CandidateEvaluator {
   Result<eval::Profile> EvaluateOne(const std::string& code);
 
  private:
-  /// run/task/shape/target@machine/code-hash: a profile is reused only where it was measured.
-  std::string Key(const std::string& code) const;
-  /// The key of evaluations recorded before keys named the target and the machine.
-  std::string LegacyKey(const std::string& code) const;
+  /// run/task/shape/target@machine/HASH (a code's hash, or compare/A-B for a
+  /// pair): a measurement is reused only where it was made.
+  std::string Key(const std::string& hash) const;
+  /// The key of measurements recorded before keys named the target and the machine.
+  std::string LegacyKey(const std::string& hash) const;
+  /// What the store holds under Key(hash), else under the older LegacyKey(hash).
+  Result<std::optional<Json>> Recorded(const std::string& hash);
   store::Store& store_;
   targets::Target& target_;
   const suite::Task& task_;
