@@ -25,6 +25,9 @@ class CrashingStore : public store::Store {
   Status PutLlmCall(const std::string& key, int64_t run, const std::string& role, const Json& record) override {
     return Write(inner_.PutLlmCall(key, run, role, record));
   }
+  Status RejectLlmCall(const std::string& key, const std::string& reason) override {
+    return Write(inner_.RejectLlmCall(key, reason));
+  }
   Result<std::vector<Json>> ListLlmCalls(int64_t run) override { return inner_.ListLlmCalls(run); }
   Result<std::optional<Json>> GetEvaluation(const std::string& key) override { return inner_.GetEvaluation(key); }
   Status PutEvaluation(const std::string& key, int64_t run, const std::string& task, const Json& profile) override {

@@ -67,6 +67,7 @@ std::map<std::string, std::string> Agents::Common() const {
       {"isa", brief_.isa},
       {"checked_shapes", brief_.checked_shapes.empty() ? "none" : brief_.checked_shapes},
       {"tolerance", tolerance}};
+  for (const auto& [name, value] : brief_.values) v[name] = value;
   v["tune_budget"] = std::to_string(brief_.tune_budget);
   std::string strategies;
   for (const auto& name : Strategies()) strategies += (strategies.empty() ? "" : ", ") + name;
@@ -95,7 +96,7 @@ Result<Plan> Agents::Propose(const KernelView& kernel, const std::string& lesson
   auto answer = model_.Ask("planner", Render(templates_.text.at("planner"), v), key);
   if (!answer) return answer.error();
   auto plan = ParsePlan(*answer);
-  if (!plan) return Error{"the planner's answer holds no plan"};
+  if (!plan) return Rejected(key, "the planner's answer holds no plan");
   return *plan;
 }
 
@@ -106,7 +107,7 @@ Result<std::vector<Plan>> Agents::ProposeSeveral(const KernelView& kernel, const
   auto answer = model_.Ask("planner", Render(templates_.text.at("planner_several"), v), key);
   if (!answer) return answer.error();
   std::vector<Plan> plans = ParsePlans(*answer);
-  if (plans.empty()) return Error{"the planner's answer holds no plan"};
+  if (plans.empty()) return Rejected(key, "the planner's answer holds no plan");
   if (plans.size() > static_cast<size_t>(count)) plans.resize(count);
   return plans;
 }
@@ -118,8 +119,23 @@ Result<std::string> Agents::Execute(const KernelView& kernel, const Plan& plan, 
   v["plan"] = plan.Text();
   auto answer = model_.Ask("executor", Render(templates_.text.at("executor"), v), key);
   if (!answer) return answer.error();
-  auto code = ExtractCode(*answer, brief_.fence_tags);
-  if (!code) return Error{"the executor's answer holds no complete code block"};
+  return CodeIn("executor", *answer, kernel.code, key);
+}
+
+Error Agents::Rejected(const std::string& key, const std::string& reason) {
+  model_.Reject(key, reason);
+  return Error{reason};
+}
+
+Result<std::string> Agents::CodeIn(const std::string& role, const std::string& answer, const std::string& current,
+                                   const std::string& key) {
+  if (brief_.read_answer) {
+    auto code = brief_.read_answer(answer, current);
+    if (!code) return Rejected(key, "the " + role + "'s answer does not apply: " + code.error().message);
+    return code;
+  }
+  auto code = ExtractCode(answer, brief_.fence_tags);
+  if (!code) return Rejected(key, "the " + role + "'s answer holds no complete code block");
   return *code;
 }
 
@@ -131,9 +147,7 @@ Result<std::string> Agents::Fix(const std::string& code, const std::string& stat
   v["error"] = log.size() > kFixerLogBytes ? CutAtCharacter(log, kFixerLogBytes) + "\n[... truncated]" : log;
   auto answer = model_.Ask("fixer", Render(templates_.text.at("fixer"), v), key);
   if (!answer) return answer.error();
-  auto fixed = ExtractCode(*answer, brief_.fence_tags);
-  if (!fixed) return Error{"the fixer's answer holds no complete code block"};
-  return *fixed;
+  return CodeIn("fixer", *answer, code, key);
 }
 
 Result<std::optional<LessonText>> Agents::Summarize(const PairView& pair, const Plan& plan, const std::string& key) {

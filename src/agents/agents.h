@@ -2,6 +2,7 @@
 /// The four LLM roles of the loop (DESIGN.md section 2), over a port to the
 /// model that the caller provides (which may answer from a record on resume).
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +20,9 @@ class ModelPort {
  public:
   virtual ~ModelPort() = default;
   virtual Result<std::string> Ask(const std::string& role, const std::string& prompt, const std::string& key) = 0;
+  /// The answer to `key` could not be used (no plan, no code block, edits
+  /// that do not apply): an implementation that keeps answers records why.
+  virtual void Reject(const std::string& key, const std::string& reason) { (void)key, (void)reason; }
 };
 
 /// Prompt templates of one target: planner.md, planner_several.md,
@@ -39,6 +43,11 @@ struct TaskBrief {
   double tolerance = 2e-5;
   int tune_budget = 0;  ///< variants of declared tunable constants the engine tries itself per kernel
   std::vector<std::string> fence_tags = CppFenceTags();  ///< tags of a code block holding a kernel
+  /// How an executor's or fixer's answer becomes the new candidate, from the
+  /// one it changes; empty: the answer's last code block tagged with a fence tag.
+  std::function<Result<std::string>(const std::string& answer, const std::string& current)> read_answer;
+  /// The target's own placeholders (a code task's files, commands and metric).
+  std::map<std::string, std::string> values;
 };
 
 /// A kernel as the agents see it.
@@ -78,6 +87,11 @@ class Agents {
  private:
   std::map<std::string, std::string> Common() const;
   std::map<std::string, std::string> ForPlanner(const KernelView& kernel, const std::string& lessons) const;
+  /// The new candidate in an executor's or fixer's answer to `key`, which changes `current`.
+  /// Tells the port that the answer to `key` was not usable, and why; the Error to return.
+  Error Rejected(const std::string& key, const std::string& reason);
+  Result<std::string> CodeIn(const std::string& role, const std::string& answer, const std::string& current,
+                             const std::string& key);
   ModelPort& model_;
   PromptTemplates templates_;
   TaskBrief brief_;

@@ -132,9 +132,9 @@ std::vector<Plan> ParsePlans(const std::string& answer) {
 }
 
 const std::vector<std::string>& Strategies() {
-  static const std::vector<std::string> names = {"tiling",           "vectorization", "threading",   "fusion",
-                                                 "streaming stores", "loop order",    "unrolling",   "data layout",
-                                                 "reduction",        "algorithm",     "prefetching", "other"};
+  static const std::vector<std::string> names = {
+      "tiling",      "vectorization", "threading", "fusion",      "streaming stores", "loop order", "unrolling",
+      "data layout", "reduction",     "algorithm", "prefetching", "data structure",   "allocation", "other"};
   return names;
 }
 

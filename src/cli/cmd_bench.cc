@@ -109,7 +109,7 @@ void RegisterBench(CLI::App& app) {
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);
     auto selected = SelectTasks(tasks, names);
-    auto target = MakeTargetOrExit(TargetSettingsFor(eval_flags), eval_flags.target);
+    auto target = MakeTargetOrExit(TargetSettingsFor(eval_flags), TargetNameFor(eval_flags, {}));
     std::vector<Row> rows;
     size_t index = 0;
     for (const suite::Task* task : selected) {

@@ -48,7 +48,7 @@ void RegisterCompare(CLI::App& app) {
     if (!source_a) throw Exit{kExitError, source_a.error().message};
     auto source_b = ReadFile(path_b);
     if (!source_b) throw Exit{kExitError, source_b.error().message};
-    auto target = MakeTargetOrExit(TargetSettingsFor(eval_flags), eval_flags.target);
+    auto target = MakeTargetOrExit(TargetSettingsFor(eval_flags), TargetNameFor(eval_flags, {task}));
     targets::EvalRequest a{task, shape, {*source_a, path_a, LibrariesFor(*task, path_a)}};
     targets::EvalRequest b{task, shape, {*source_b, path_b, LibrariesFor(*task, path_b)}};
     auto result = target->Compare(a, b);
@@ -75,8 +75,9 @@ void RegisterCompare(CLI::App& app) {
         }
         std::string line = fmt::format("{}  {:<40} {}", label, path, eval::VerdictName(profile->status));
         if (profile->latency)
-          line += fmt::format("  median {}  min {}  spread {:.2f}%", FormatSeconds(profile->latency->median_s),
-                              FormatSeconds(profile->latency->min_s), 100 * profile->latency->spread);
+          line += fmt::format("  median {}  {} {}  spread {:.2f}%", eval::MeasureText(*profile),
+                              profile->metric ? "best" : "min", eval::CostText(*profile, profile->latency->min_s),
+                              100 * profile->latency->spread);
         if (profile->status != eval::Verdict::kOk) line += ": " + profile->message;
         fmt::print("{}\n", line);
       }

@@ -19,7 +19,9 @@ void RegisterEval(CLI::App& app) {
   static bool json = false, verbose = false, keep = false;
   static EvalFlags eval_flags;
   cmd->add_option("TASK", task_name, "task name (see `accelopt tasks`)")->required();
-  cmd->add_option("KERNEL", kernel_path, "kernel source file (C++ defining extern \"C\" void kernel(...))")->required();
+  cmd->add_option("KERNEL", kernel_path,
+                  "kernel source file (C++ defining extern \"C\" void kernel(...)), or a code task's files "
+                  "(FILE: blocks); default: the task's baseline");
   cmd->add_option("--shape", shape, "shape: bench or test");
   cmd->add_flag("--json", json, "print the profile as JSON");
   cmd->add_flag("-v,--verbose", verbose, "show compile log, vectorization report and run log");
@@ -32,11 +34,12 @@ void RegisterEval(CLI::App& app) {
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);
     const suite::Task* task = SelectTasks(tasks, {task_name}).front();
-    auto source = ReadFile(kernel_path);
-    if (!source) throw Exit{kExitError, source.error().message};
     targets::TargetSettings settings = TargetSettingsFor(eval_flags);
     settings.keep_work = keep;
-    auto target = MakeTargetOrExit(settings, eval_flags.target);
+    auto target = MakeTargetOrExit(settings, TargetNameFor(eval_flags, {task}));
+    auto source = kernel_path.empty() ? target->Baseline(*task) : ReadFile(kernel_path);
+    if (!source) throw Exit{kExitError, source.error().message};
+    if (kernel_path.empty()) kernel_path = "baseline";
     targets::EvalRequest request{task, shape, {*source, kernel_path, libraries}};
     auto results = target->Evaluate({&request, 1});
     if (!results[0]) throw Exit{kExitError, results[0].error().message};

@@ -103,9 +103,12 @@ void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id) {
   for (const auto& r : results) {
     std::string cost = fmt::format("${:.4f}", r.cost) + (r.unknown_cost_calls ? "+?" : "");
     double speedup = r.best.ok() && r.baseline.ok() ? r.baseline.latency() / r.best.latency() : 0;
-    fmt::print("{:<18} {:>12} {:>12} {:>8.2f}x {:>13.2f}% {:>13.2f}% {:>12}\n", r.task,
-               FormatSeconds(r.baseline.latency()), FormatSeconds(r.best.latency()), speedup,
-               r.baseline.profile.percent_of_peak, r.best.profile.percent_of_peak, cost);
+    // A code task's figure is its own metric, with no peak to be a percentage of.
+    auto percent = [](const search::Candidate& c) {
+      return c.profile.metric ? std::string("-") : fmt::format("{:.2f}%", c.profile.percent_of_peak);
+    };
+    fmt::print("{:<18} {:>12} {:>12} {:>8.2f}x {:>14} {:>14} {:>12}\n", r.task, eval::MeasureText(r.baseline.profile),
+               eval::MeasureText(r.best.profile), speedup, percent(r.baseline), percent(r.best), cost);
     if (!r.stopped.empty()) fmt::print("  {} stopped early: {}\n", r.task, r.stopped);
   }
   fmt::print("\nrun {}: `accelopt show {}` for the best kernels and the plans that led to them\n", run_id, run_id);
@@ -119,10 +122,11 @@ struct Prepared {
   std::unique_ptr<llm::LlmClient> client;
 };
 
-Prepared Prepare(const OptimizeFlags& f) {
+Prepared Prepare(OptimizeFlags& f) {
   Prepared p;
   p.tasks = LoadSuiteOrExit(f.common.suite_dir);
   p.selected = SelectTasks(p.tasks, f.tasks);
+  f.eval.target = TargetNameFor(f.eval, p.selected);
   llm::LlmConfig config = LlmConfigFor(f.llm);
   if (!config.configured()) throw Exit{kExitError, HowToConfigure()};
   auto client = llm::BuildLlmClient(config);
@@ -130,6 +134,17 @@ Prepared Prepare(const OptimizeFlags& f) {
   p.client = std::move(*client);
   p.client->RetainRecords(false);  // the store keeps them
   return p;
+}
+
+// Each task runs on the target, or the run is not created.
+void CheckSupported(const std::vector<const suite::Task*>& tasks, const targets::Target& target) {
+  for (const suite::Task* task : tasks) {
+    if (target.Supports(*task)) continue;
+    const std::string why = task->kind == suite::TaskKind::kCode
+                                ? "it is a code task (the code target runs it: leave out --target or say --target code)"
+                                : "it has no reference and baseline" + target.Describe().file_extension + " for it";
+    throw Exit{kExitError, "the " + target.name() + " target cannot run task '" + task->name + "': " + why};
+  }
 }
 
 // On Ctrl-C or SIGTERM the run is marked interrupted (after the store's
@@ -162,15 +177,18 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, ta
                                  fmt::format("\n(run {} can be resumed with `accelopt resume {}`)", run_id, run_id)};
     }
     results.push_back(*r);
-    summary.push_back({{"task", r->task},
-                       {"baseline_s", r->baseline.latency()},
-                       {"best_s", r->best.latency()},
-                       {"best_candidate", r->best.id},
-                       {"percent_before", r->baseline.profile.percent_of_peak},
-                       {"percent_after", r->best.profile.percent_of_peak},
-                       {"cost_usd", r->cost},
-                       {"unknown_cost_calls", r->unknown_cost_calls},
-                       {"stopped", r->stopped}});
+    summary.push_back(
+        {{"task", r->task},
+         {"baseline_s", r->baseline.latency()},
+         {"best_s", r->best.latency()},
+         {"best_candidate", r->best.id},
+         {"percent_before", r->baseline.profile.percent_of_peak},
+         {"percent_after", r->best.profile.percent_of_peak},
+         {"metric_before", r->baseline.profile.metric ? Json(r->baseline.profile.metric->median) : Json()},
+         {"metric_after", r->best.profile.metric ? Json(r->best.profile.metric->median) : Json()},
+         {"cost_usd", r->cost},
+         {"unknown_cost_calls", r->unknown_cost_calls},
+         {"stopped", r->stopped}});
   }
   bool stopped = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.stopped.empty(); });
   db.SetRunStatus(run_id, stopped ? "stopped" : "finished", summary);
@@ -233,6 +251,7 @@ void RegisterOptimize(CLI::App& app) {
     // The run keeps the hardware profile it is scored against: every stored
     // percentage can be recomputed from its latency and this profile.
     auto target = MakeTargetOrExit(TargetSettingsFor(f.eval), f.eval.target);
+    CheckSupported(prepared.selected, *target);
     Json config = run::ToJson(ConfigOf(f));
     config["hardware"] = target->Hardware();
     auto run_id = db->CreateRun(config);

@@ -16,6 +16,14 @@
 namespace accelopt::cli {
 namespace {
 
+// A candidate's median and score as `show` lists them: latency and percent of
+// peak for a kernel, its metric for a code task.
+std::string MeasureOf(const store::CandidateRow& c) {
+  auto profile = eval::ProfileFromJson(c.profile);
+  if (profile && profile->metric) return eval::MeasureText(*profile);
+  return fmt::format("{}, {:.2f}% of peak", FormatSeconds(c.latency_s), c.percent_of_peak);
+}
+
 // Reading commands open an existing store only: a mistyped --db is an error,
 // never a new empty store that shows an empty history.
 std::unique_ptr<store::Store> Open(const std::string& path, bool create = false) {
@@ -142,13 +150,11 @@ void RegisterShow(CLI::App& app) {
       for (const store::CandidateRow* c = b; c;
            c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
         chain.push_back(c);
-      fmt::print("\n== {}: best candidate {} ({}, {:.2f}% of peak)\n", task, b->id, FormatSeconds(b->latency_s),
-                 b->percent_of_peak);
+      fmt::print("\n== {}: best candidate {} ({})\n", task, b->id, MeasureOf(*b));
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         const auto* c = *it;
         std::string plan = c->plan.empty() ? "(baseline)" : c->plan.substr(0, c->plan.find('\n'));
-        fmt::print("  iteration {:>2}  candidate {:>4}  {:>11}  {:>7.2f}%  {}\n", c->iteration, c->id,
-                   FormatSeconds(c->latency_s), c->percent_of_peak, plan);
+        fmt::print("  iteration {:>2}  candidate {:>4}  {:>24}  {}\n", c->iteration, c->id, MeasureOf(*c), plan);
       }
       if (code) fmt::print("\n{}\n", b->code);
     }

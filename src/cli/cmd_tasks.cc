@@ -23,7 +23,7 @@ void RegisterTasks(CLI::App& app) {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);
     targets::TargetSettings settings = TargetSettingsFor(eval_flags);
     settings.calibrate_if_missing = false;  // listing measures nothing
-    auto target = MakeTargetOrExit(settings, eval_flags.target);
+    auto target = MakeTargetOrExit(settings, TargetNameFor(eval_flags, {}));
     const suite::PeakRates rates = target->Rates();
     const bool scored = rates.bandwidth_gbs > 0 && rates.peak_mm_gflops > 0 && rates.peak_vec_gflops > 0;
     if (!scored && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");

@@ -60,6 +60,17 @@ targets::TargetSettings TargetSettingsFor(const EvalFlags& flags) {
   return settings;
 }
 
+std::string TargetNameFor(const EvalFlags& flags, const std::vector<const suite::Task*>& tasks) {
+  if (!flags.target.empty()) return flags.target;
+  const suite::Task *code = nullptr, *kernel = nullptr;
+  for (const suite::Task* t : tasks) (t->kind == suite::TaskKind::kCode ? code : kernel) = t;
+  if (code && kernel)
+    throw Exit{kExitError, "'" + code->name + "' is a code task and '" + kernel->name +
+                               "' a kernel: they run on different targets (code and cpu), so optimize them in "
+                               "separate runs"};
+  return code ? "code" : "cpu";
+}
+
 std::unique_ptr<targets::Target> MakeTargetOrExit(const targets::TargetSettings& settings, const std::string& name) {
   auto target = targets::MakeTarget(name, settings);
   if (!target) throw Exit{kExitError, target.error().message};

@@ -42,6 +42,10 @@ std::vector<suite::Task> LoadSuiteOrExit(const std::string& suite_dir);
 std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& tasks,
                                             const std::vector<std::string>& names);
 
+/// The target named by the flags, else the one for these tasks' kind: cpu for
+/// kernels, code for code tasks. Exit when the tasks are of both kinds.
+std::string TargetNameFor(const EvalFlags& flags, const std::vector<const suite::Task*>& tasks);
+
 /// The settings of a target for these flags: data and cache folders, messages on stderr.
 targets::TargetSettings TargetSettingsFor(const EvalFlags& flags);
 

@@ -9,7 +9,8 @@ namespace accelopt::cli {
 void PrintProfile(const eval::Profile& p, bool verbose) {
   fmt::print("task         {} (shape {}, target {})\n", p.task, p.shape, p.target);
   fmt::print("status       {}{}\n", eval::VerdictName(p.status), p.message.empty() ? "" : ": " + p.message);
-  fmt::print("compile      {}\n", p.compile_cached ? "cached" : FormatSeconds(p.compile_seconds));
+  fmt::print("{}      {}\n", p.metric ? "build  " : "compile",
+             p.compile_cached ? "cached" : FormatSeconds(p.compile_seconds));
   if (p.errors)
     fmt::print(
         "error        relative L2 {:.3g} (tolerance {:.1g}), max abs {:.3g}, {} NaN, {} Inf over {} seeds and {} "
@@ -19,7 +20,14 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
   if (p.errors && p.errors->bounded)
     fmt::print("elements     worst at {:.3g}x its float32 rounding bound, {} beyond it\n", p.errors->worst_ratio,
                p.errors->over_bound);
-  if (p.latency)
+  if (p.latency && p.metric) {
+    const eval::MetricFigures& m = *p.metric;
+    const std::string unit = m.unit.empty() ? "" : " " + m.unit;
+    fmt::print(
+        "metric       {} ({} is better): median {:.4g}{}  best {:.4g}{}  worst {:.4g}{}  spread {:.2f}%  ({} runs)\n",
+        m.name, m.higher_is_better ? "higher" : "lower", m.median, unit, m.best, unit, m.worst, unit,
+        100 * p.latency->spread, m.runs);
+  } else if (p.latency)
     fmt::print("latency      median {}  min {}  max {}  spread {:.2f}%  ({} calls, {} series{})\n",
                FormatSeconds(p.latency->median_s), FormatSeconds(p.latency->min_s), FormatSeconds(p.latency->max_s),
                100 * p.latency->spread, p.latency->calls, p.latency->series,
@@ -49,7 +57,7 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
     fmt::print("counters     {:.3g} cycles, {:.3g} instructions ({:.2f} IPC), {:.3g} cache misses per call\n",
                p.counters.cycles, p.counters.instructions,
                p.counters.cycles > 0 ? p.counters.instructions / p.counters.cycles : 0.0, p.counters.cache_misses);
-  else if (p.latency)
+  else if (p.latency && !p.metric)
     fmt::print("counters     unavailable: {}\n", p.counters.unavailable_reason);
   if (!p.work_dir.empty()) fmt::print("kept         {}\n", p.work_dir);
   if (p.status != eval::Verdict::kOk || verbose) {

@@ -1,6 +1,10 @@
 #include "eval/profile.h"
 
+#include <fmt/core.h>
+
 #include <cmath>
+
+#include "core/format.h"
 
 namespace accelopt::eval {
 
@@ -64,6 +68,10 @@ Json Profile::ToJson() const {
                            {"peak_vec_gflops", scored_against->peak_vec_gflops},
                            {"fingerprint", scored_against->fingerprint},
                            {"measured_at", scored_against->measured_at}};
+  if (metric)
+    j["metric"] = {{"name", metric->name},     {"unit", metric->unit}, {"higher_is_better", metric->higher_is_better},
+                   {"median", metric->median}, {"best", metric->best}, {"worst", metric->worst},
+                   {"runs", metric->runs}};
   if (!work_dir.empty()) j["work_dir"] = work_dir;
   if (errors) {
     j["errors"] = {{"rel_l2", Number(errors->rel_l2)},
@@ -156,6 +164,12 @@ Result<Profile> ProfileFromJson(const Json& j) {
           ScoredAgainst{NumberOr(r, "bandwidth_gbs", 0), NumberOr(r, "peak_mm_gflops", 0),
                         NumberOr(r, "peak_vec_gflops", 0), r.value("fingerprint", ""), r.value("measured_at", "")};
     }
+    if (j.contains("metric")) {
+      const Json& m = j.at("metric");
+      p.metric = MetricFigures{m.value("name", ""),      m.value("unit", ""),    m.value("higher_is_better", false),
+                               NumberOr(m, "median", 0), NumberOr(m, "best", 0), NumberOr(m, "worst", 0),
+                               m.value("runs", 0)};
+    }
     if (j.contains("errors")) {
       const Json& e = j["errors"];
       p.errors =
@@ -199,6 +213,18 @@ Result<Profile> ProfileFromJson(const Json& j) {
     return Error{std::string("profile: ") + e.what()};
   }
   return p;
+}
+
+std::string CostText(const Profile& profile, double cost) {
+  if (!profile.metric) return FormatSeconds(cost);
+  const MetricFigures& m = *profile.metric;
+  const double figure = m.higher_is_better ? 1 / cost : cost;
+  return fmt::format("{:.4g}{}{}", figure, m.unit.empty() ? "" : " ", m.unit);
+}
+
+std::string MeasureText(const Profile& profile) {
+  if (!profile.latency) return "-";
+  return CostText(profile, profile.latency->median_s);
 }
 
 }  // namespace accelopt::eval

@@ -42,6 +42,16 @@ struct ScoredAgainst {
   std::string measured_at;  ///< when its profile was calibrated (ISO-8601 UTC)
 };
 
+/// A code task's figure as its benchmark reports it, over its runs. The
+/// profile's latency then holds the figure's cost (lower is better: the figure
+/// itself, or its reciprocal when higher is better), which is what the search compares.
+struct MetricFigures {
+  std::string name, unit;
+  bool higher_is_better = false;
+  double median = 0, best = 0, worst = 0;
+  int runs = 0;
+};
+
 struct Profile {
   std::string task, shape, target;  ///< target: the name of the target that measured it
   Verdict status = Verdict::kOk;
@@ -86,9 +96,16 @@ struct Profile {
   /// Under what conditions every timed call ran, in words (inputs, caches, threads).
   std::string conditions;
   std::optional<ScoredAgainst> scored_against;  ///< present when scored
+  std::optional<MetricFigures> metric;          ///< a code task's figure, when measured
 
   Json ToJson() const;
 };
+
+/// The median cost as a reader wants it: the metric with its unit for a code
+/// task's profile ("12.4 ns"), else the latency ("1.24 ms"); "-" when there is none.
+std::string MeasureText(const Profile& profile);
+/// `cost` in the units of `profile`'s measure (a cost of the same task).
+std::string CostText(const Profile& profile, double cost);
 
 }  // namespace accelopt::eval
 

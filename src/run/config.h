@@ -14,7 +14,8 @@ namespace accelopt::run {
 
 /// Where and how kernels are evaluated.
 struct EvalConfig {
-  std::string target = "cpu";
+  /// The target's name; "" until chosen: by the tasks' kind (cli::TargetNameFor).
+  std::string target;
   std::string evaluator;  ///< the external target's program ("" = $ACCELOPT_EVALUATOR)
   int seeds = 3;
   double timeout = 60;

@@ -26,6 +26,10 @@ Result<std::string> StoreModelPort::Ask(const std::string& role, const std::stri
   return answer->text;
 }
 
+void StoreModelPort::Reject(const std::string& key, const std::string& reason) {
+  if (auto s = store_.RejectLlmCall(key, reason); !s) fmt::print(stderr, "warning: {}\n", s.error().message);
+}
+
 StoreEvaluator::StoreEvaluator(store::Store& store, targets::Target& target, const suite::Task& task, std::string shape,
                                int64_t run_id)
     : store_(store), target_(target), task_(task), shape_(std::move(shape)), run_id_(run_id) {}
@@ -180,10 +184,11 @@ void RunRecorder::OnDuplicate(const search::Candidate& sample, const search::Can
 void RunRecorder::OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) {
   llm::Totals t = client_.totals();
   std::string cost = fmt::format("${:.4f}", t.cost_usd) + (t.unknown_cost_calls ? " + unknown" : "");
-  fmt::print(stderr,
-             "[{}] iteration {}/{}: evaluated {}/{}, best {:.2f}% of peak ({}), tokens {} in / {} out, cost {}\n",
-             task_, iteration, iterations_, evaluated, total, best.profile.percent_of_peak,
-             best.ok() ? FormatSeconds(best.latency()) : "-", t.input_tokens, t.output_tokens, cost);
+  const std::string score = best.profile.metric ? eval::MeasureText(best.profile)
+                                                : fmt::format("{:.2f}% of peak ({})", best.profile.percent_of_peak,
+                                                              best.ok() ? FormatSeconds(best.latency()) : "-");
+  fmt::print(stderr, "[{}] iteration {}/{}: evaluated {}/{}, best {}, tokens {} in / {} out, cost {}\n", task_,
+             iteration, iterations_, evaluated, total, score, t.input_tokens, t.output_tokens, cost);
 }
 
 void RunRecorder::OnIteration(int iteration, const std::vector<search::Candidate>& beam,
@@ -276,11 +281,15 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, co
   if (!info.fence_tags.empty()) brief.fence_tags = info.fence_tags;
   brief.isa = target.MachineText();
   brief.tolerance = task.tolerance;
+  brief.read_answer = target.AnswerReaderFor(task);
+  brief.values = target.PromptValues(task);
   return brief;
 }
 
 memory::LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target) {
-  return {task.name, task.family, "", target.name, target.language, {}};
+  // A code task names its own language; a kernel's is its target's.
+  const std::string& language = task.kind == suite::TaskKind::kCode ? task.code.language : target.language;
+  return {task.name, task.family, "", target.name, language, {}};
 }
 
 Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, int64_t run_id, store::Store& db,
@@ -320,7 +329,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
     fmt::print(stderr, "[{}] resuming after iteration {}\n", task.name, state.completed_iterations);
   } else {
     if (result.baseline.id == 0) {
-      auto code = ReadFile(task.baseline_path(target.Describe().file_extension));
+      auto code = target.Baseline(task);
       if (!code) return code.error();
       fmt::print(stderr, "[{}] evaluating the baseline...\n", task.name);
       auto profile = evaluator.EvaluateOne(*code);
@@ -343,6 +352,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   state.best = state.beam.front();
   search::SearchOptions options = f.search;
   options.scope = ScopeOf(task, info);
+  if (task.kind == suite::TaskKind::kCode) options.noise_margin = task.code.noise_margin;
   search::SearchState final_state = search::RunBeamSearch(agents, evaluator, state, options, recorder,
                                                           "run" + std::to_string(run_id) + "/" + task.name);
   result.stopped = recorder.stop_reason();

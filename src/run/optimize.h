@@ -22,6 +22,8 @@ class StoreModelPort : public agents::ModelPort {
  public:
   StoreModelPort(store::Store& store, llm::LlmClient& client, int64_t run_id, std::string task);
   Result<std::string> Ask(const std::string& role, const std::string& prompt, const std::string& key) override;
+  /// Kept with the recorded answer: the call's record says why its answer was not used.
+  void Reject(const std::string& key, const std::string& reason) override;
 
  private:
   store::Store& store_;

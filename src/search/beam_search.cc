@@ -68,7 +68,15 @@ std::string ProfileText(const eval::Profile& p) {
   char line[512];
   std::string out =
       std::string("status: ") + eval::VerdictName(p.status) + (p.message.empty() ? "" : " (" + p.message + ")") + "\n";
-  if (p.latency) {
+  if (p.latency && p.metric) {
+    const eval::MetricFigures& m = *p.metric;
+    const std::string unit = m.unit.empty() ? "" : " " + m.unit;
+    std::snprintf(line, sizeof line,
+                  "%s (%s is better): median %.4g%s, best %.4g%s, worst %.4g%s, spread %.1f%% (%d runs)\n",
+                  m.name.c_str(), m.higher_is_better ? "higher" : "lower", m.median, unit.c_str(), m.best, unit.c_str(),
+                  m.worst, unit.c_str(), 100 * p.latency->spread, m.runs);
+    out += line;
+  } else if (p.latency) {
     // The minimum beside the median tells a one-time cost (a thread pool waking
     // up, page faults) from the steady cost of the work.
     const eval::LatencyStats& l = *p.latency;
@@ -469,7 +477,7 @@ class Iteration {
       // A duplicate of a candidate already compared (another plan's, an earlier iteration's) is not a new pair.
       if (!compared_.insert(parent.hash + "/" + kept.hash).second) continue;
       const Speedup speedup = CompareWithParent(parent, kept);
-      if (speedup.low > 1.0) beats_parent_.insert(kept.hash);
+      if (speedup.low > 1.0 + options_.noise_margin) beats_parent_.insert(kept.hash);
       pairs.push_back({&parent, &kept});
       speedups.push_back(speedup);
       plans.push_back(&p.plan);

@@ -41,7 +41,11 @@ struct SearchOptions {
   double max_threshold = 1.04;      ///< a pair is a positive lesson above this speedup
   double min_threshold = 1.15;      ///< a pair is a negative lesson below 1/this
   int fix_rounds = 1;               ///< R fixer rounds for a failing candidate; 0 disables
-  int llm_parallelism = 8;          ///< agent calls in flight at once (the backend may limit further)
+  /// A child enters the beam only when its side-by-side speedup over its
+  /// parent is above 1 + this at the low end of its 95% interval (a code
+  /// task's noise margin; 0 for kernels).
+  double noise_margin = 0;
+  int llm_parallelism = 8;  ///< agent calls in flight at once (the backend may limit further)
   ProposalMode proposals = ProposalMode::kOneCall;
   /// Variants of each new kernel's declared tunable constants (search/tuning.h)
   /// the engine builds and times itself; 0 turns the sweep off.

@@ -291,6 +291,14 @@ class SqliteStore : public Store {
     return q.Run();
   }
 
+  Status RejectLlmCall(const std::string& key, const std::string& reason) override {
+    std::lock_guard lock(mu_);
+    Query q =
+        Prepare("reject LLM call", "UPDATE llm_calls SET record = json_set(record, '$.rejected', ?) WHERE key = ?");
+    q.BindText(reason).BindText(key);
+    return q.Run();
+  }
+
   Result<std::vector<Json>> ListLlmCalls(int64_t run_id) override {
     std::lock_guard lock(mu_);
     Query q = Prepare("list LLM calls", "SELECT record FROM llm_calls WHERE run_id = ? ORDER BY seq");

@@ -72,6 +72,8 @@ class Store {
   // LLM calls, by a key the caller derives from everything that determines the request.
   virtual Result<std::optional<Json>> GetLlmCall(const std::string& key) = 0;
   virtual Status PutLlmCall(const std::string& key, int64_t run_id, const std::string& role, const Json& record) = 0;
+  /// Notes in the call's record (field `rejected`) why its answer was not used.
+  virtual Status RejectLlmCall(const std::string& key, const std::string& reason) = 0;
   /// All calls of a run, in the order they were recorded.
   virtual Result<std::vector<Json>> ListLlmCalls(int64_t run_id) = 0;
 

@@ -8,7 +8,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 namespace accelopt::suite {
 namespace fs = std::filesystem;
@@ -227,6 +230,121 @@ std::string Flatten(const YAML::Node& node) {
   return out.c_str();
 }
 
+// The `code:` section of a task of kind code (docs/task-format.md, "Code tasks").
+Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
+  auto code = f.Required(root, "code", "code");
+  if (!code) return code.error();
+  if (!code->IsMap())
+    return f.Fail("code", *code, "expected a mapping (path or repo, files, build, test, bench, metric)");
+  static const std::set<std::string> known = {"path",     "repo",        "commit",       "files",
+                                              "language", "build",       "test",         "bench",
+                                              "metric",   "repetitions", "noise_margin", "timeout_seconds"};
+  for (const auto& item : *code)
+    if (!known.count(item.first.Scalar()))
+      return f.Fail("code." + item.first.Scalar(), item.first,
+                    "unknown field (known: path, repo, commit, files, language, build, test, bench, metric, "
+                    "repetitions, noise_margin, timeout_seconds)");
+  CodeSpec& spec = task.code;
+  auto text = [&](const char* key, std::string& slot, bool required) -> Status {
+    const YAML::Node node = (*code)[key];
+    if (!node.IsDefined() || node.IsNull()) {
+      if (required) return Error{f.Fail(std::string("code.") + key, *code, "missing").message};
+      return Ok{};
+    }
+    auto value = f.Scalar(node, std::string("code.") + key);
+    if (!value) return value.error();
+    if (required && value->empty()) return f.Fail(std::string("code.") + key, node, "must not be empty");
+    slot = *value;
+    return Ok{};
+  };
+  for (auto [key, slot, required] :
+       {std::tuple{"path", &spec.path, false}, std::tuple{"repo", &spec.repo, false},
+        std::tuple{"commit", &spec.commit, false}, std::tuple{"language", &spec.language, true},
+        std::tuple{"build", &spec.build, false}, std::tuple{"test", &spec.test, true},
+        std::tuple{"bench", &spec.bench, true}})
+    if (auto s = text(key, *slot, required); !s) return s;
+  if (spec.path.empty() == spec.repo.empty())
+    return f.Fail("code", *code,
+                  "name the code base with exactly one of 'path' (a folder) or 'repo' (a git repository)");
+  std::error_code ec;
+  if (!spec.path.empty()) {
+    fs::path p = fs::path(spec.path).is_absolute() ? fs::path(spec.path) : fs::path(task.dir) / spec.path;
+    p = fs::weakly_canonical(p, ec);
+    if (!fs::is_directory(p, ec)) return f.Fail("code.path", (*code)["path"], "no folder at " + p.string());
+    spec.path = p.string();
+  } else {
+    if (spec.commit.empty())
+      return f.Fail("code.commit", *code,
+                    "missing: a repository needs the commit to start from (a hash, tag or branch)");
+    // A local repository is named relative to the task folder; anything else is a URL for git.
+    fs::path local = fs::path(spec.repo).is_absolute() ? fs::path(spec.repo) : fs::path(task.dir) / spec.repo;
+    if (fs::is_directory(local, ec)) spec.repo = fs::weakly_canonical(local, ec).string();
+  }
+  const YAML::Node files = (*code)["files"];
+  if (!files.IsDefined() || !files.IsSequence() || files.size() == 0)
+    return f.Fail("code.files", files.IsDefined() ? files : *code,
+                  "expected a list of globs: the files the agents may change (e.g. [src/*.cc, include/**.h])");
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string field = "code.files[" + std::to_string(i) + "]";
+    auto glob = f.Scalar(files[i], field);
+    if (!glob) return glob.error();
+    if (glob->empty() || (*glob)[0] == '/' || glob->find("..") != std::string::npos)
+      return f.Fail(field, files[i], "a glob relative to the code base's root, without '..'");
+    spec.files.push_back(*glob);
+  }
+  auto metric = f.Required(*code, "metric", "code.metric");
+  if (!metric) return metric.error();
+  if (!metric->IsMap())
+    return f.Fail("code.metric", *metric, "expected a mapping (regex or json, direction, name, unit)");
+  MetricSpec& m = spec.metric;
+  for (auto [key, slot] : {std::pair{"name", &m.name}, std::pair{"unit", &m.unit}, std::pair{"regex", &m.regex},
+                           std::pair{"json", &m.json_path}})
+    if (const YAML::Node node = (*metric)[key]; node.IsDefined() && !node.IsNull()) {
+      auto value = f.Scalar(node, std::string("code.metric.") + key);
+      if (!value) return value.error();
+      *slot = *value;
+    }
+  if (m.regex.empty() == m.json_path.empty())
+    return f.Fail("code.metric", *metric,
+                  "say how to read the benchmark's figure with exactly one of 'regex' (on its output) or 'json' (a "
+                  "dotted path into its JSON output)");
+  if (!m.regex.empty()) {
+    try {
+      std::regex compiled(m.regex);
+    } catch (const std::regex_error& e) {
+      return f.Fail("code.metric.regex", (*metric)["regex"],
+                    std::string("not a valid regular expression: ") + e.what());
+    }
+  }
+  auto direction = f.Required(*metric, "direction", "code.metric.direction");
+  if (!direction) return direction.error();
+  if (direction->Scalar() != "lower" && direction->Scalar() != "higher")
+    return f.Fail("code.metric.direction", *direction, "expected 'lower' or 'higher' (which is better)");
+  m.higher_is_better = direction->Scalar() == "higher";
+  if (const YAML::Node node = (*code)["repetitions"]; node.IsDefined()) {
+    auto value = f.Number(node, "code.repetitions");
+    if (!value) return value.error();
+    if (*value < 3 || *value > 1000 || *value != std::floor(*value))
+      return f.Fail("code.repetitions", node, "expected a whole number from 3 to 1000");
+    spec.repetitions = static_cast<int>(*value);
+  }
+  if (const YAML::Node node = (*code)["noise_margin"]; node.IsDefined()) {
+    auto value = f.Number(node, "code.noise_margin");
+    if (!value) return value.error();
+    if (*value < 0 || *value >= 1) return f.Fail("code.noise_margin", node, "expected a fraction, 0 <= margin < 1");
+    spec.noise_margin = *value;
+  }
+  if (const YAML::Node node = (*code)["timeout_seconds"]; node.IsDefined()) {
+    auto value = f.Number(node, "code.timeout_seconds");
+    if (!value) return value.error();
+    if (*value <= 0) return f.Fail("code.timeout_seconds", node, "expected a positive number of seconds");
+    spec.timeout_seconds = *value;
+  }
+  // One shape: the code base as it is; the loop optimizes "bench".
+  task.shapes["bench"] = {};
+  return Ok{};
+}
+
 Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::string& dir) {
   Task task;
   task.dir = fs::absolute(dir).lexically_normal().string();
@@ -248,6 +366,14 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
   }
   if (const auto& prov = root["provenance"]; prov && prov.IsMap())
     for (const auto& item : prov) task.provenance[item.first.Scalar()] = Flatten(item.second);
+  if (const auto& kind = root["kind"]; kind.IsDefined()) {
+    if (kind.Scalar() == "code") {
+      task.kind = TaskKind::kCode;
+      if (auto s = ParseCode(f, root, task); !s) return s.error();
+      return task;
+    }
+    if (kind.Scalar() != "kernel") return f.Fail("kind", kind, "expected 'kernel' (the default) or 'code'");
+  }
 
   auto shapes = f.Required(root, "shapes", "shapes");
   if (!shapes) return shapes.error();
@@ -324,7 +450,7 @@ Result<Task> LoadTask(const std::string& dir) {
   }
   try {
     auto task = ParseTask(fields, root, dir);
-    if (!task) return task;
+    if (!task || task->kind == TaskKind::kCode) return task;
     // A reference and a baseline in one kernel language at least (reference.cpp
     // and baseline.cpp for the cpu target); which targets can run it is theirs to say.
     std::string missing = (fs::path(dir) / "reference.cpp").string();

@@ -31,8 +31,45 @@ struct RooflineExprs {
   Expr min_bytes;
 };
 
+/// How a code task's benchmark reports its figure (docs/task-format.md, "Code tasks").
+struct MetricSpec {
+  std::string name = "metric";  ///< what it is ("ns per word"), as prompts and reports say it
+  std::string unit;             ///< "ns", "MB/s", ... ("" when it has none)
+  /// A regular expression (ECMAScript) on the benchmark's stdout: its first
+  /// group, else its whole match, is the number. The last match counts.
+  std::string regex;
+  /// Or: the benchmark's stdout is JSON and this dotted path leads to the
+  /// number ("results.0.ns_per_op"; a number names an array element).
+  std::string json_path;
+  bool higher_is_better = false;
+};
+
+/// A code base whose speed a command measures: what a task of kind `code`
+/// points at and how a change to it is judged.
+struct CodeSpec {
+  std::string path;                ///< the code base's folder (absolute), or
+  std::string repo, commit;        ///< a git repository (path or URL) and the commit to start from
+  std::vector<std::string> files;  ///< globs (relative to the root) of the files the agents may change
+  std::string language;            ///< of those files: "c++", "python", ... (lessons are tagged with it)
+  /// Shell commands, run at the root of each candidate's own copy.
+  std::string build;  ///< a failure is compile_error
+  std::string test;   ///< the project's own tests: a failure is wrong_answer
+  std::string bench;  ///< prints the metric
+  MetricSpec metric;
+  int repetitions = 5;           ///< benchmark runs per candidate (and pairs per side-by-side comparison)
+  double noise_margin = 0.02;    ///< a change counts as faster only beyond this fraction
+  double timeout_seconds = 600;  ///< per command
+};
+
+enum class TaskKind {
+  kKernel,  ///< a kernel over float32 arrays, checked against a reference, scored against a roofline
+  kCode,    ///< a code base: its own build, tests and benchmark (CodeSpec)
+};
+
 struct Task {
   std::string name;
+  TaskKind kind = TaskKind::kKernel;
+  CodeSpec code;    ///< kind code only
   std::string dir;  ///< absolute folder path
   std::string description;
   /// What kind of kernel it is (matmul, elementwise, ...): lessons learnt on

@@ -217,3 +217,74 @@ TEST_F(TaskFile, SuiteLoadsSortedAndReportsTheBadTask) {
 
 }  // namespace
 }  // namespace accelopt::suite
+
+namespace accelopt::suite {
+namespace {
+
+const char* kCodeTask = R"(name: fast
+kind: code
+description: a code base
+code:
+  path: ../project
+  language: c++
+  files: [src/*.cc]
+  build: make
+  test: make test
+  bench: ./bench
+  metric: {name: time per op, unit: ns, regex: 'ns/op: ([0-9.]+)', direction: lower}
+)";
+
+class CodeTaskFile : public ::testing::Test {
+ protected:
+  void SetUp() override { std::filesystem::create_directories(tmp_.path() + "/project"); }
+  Result<Task> Load(const std::string& yaml) {
+    std::string dir = tmp_.path() + "/fast";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/task.yaml") << yaml;
+    return LoadTask(dir);
+  }
+  std::string ErrorFor(const std::string& from, const std::string& to) {
+    std::string yaml = kCodeTask;
+    auto at = yaml.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    yaml.replace(at, from.size(), to);
+    auto task = Load(yaml);
+    EXPECT_FALSE(task.ok()) << "accepted: " << to;
+    return task.ok() ? "" : task.error().message;
+  }
+  testing::TempDir tmp_;
+};
+
+TEST_F(CodeTaskFile, LoadsACodeTaskWithoutReferenceOrShapes) {
+  auto task = Load(kCodeTask);
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->kind, TaskKind::kCode);
+  EXPECT_EQ(task->code.path, std::filesystem::canonical(tmp_.path() + "/project").string());
+  EXPECT_EQ(task->code.files, std::vector<std::string>{"src/*.cc"});
+  EXPECT_EQ(task->code.metric.regex, "ns/op: ([0-9.]+)");
+  EXPECT_FALSE(task->code.metric.higher_is_better);
+  EXPECT_EQ(task->code.repetitions, 5);
+  EXPECT_TRUE(task->shapes.count("bench"));
+}
+
+TEST_F(CodeTaskFile, ErrorsNameTheField) {
+  EXPECT_NE(ErrorFor("path: ../project", "path: ../nowhere").find("code.path"), std::string::npos);
+  EXPECT_NE(ErrorFor("path: ../project", "path: ../project\n  repo: x").find("exactly one of 'path'"),
+            std::string::npos);
+  EXPECT_NE(ErrorFor("path: ../project", "repo: https://example.com/x.git").find("code.commit"), std::string::npos);
+  EXPECT_NE(ErrorFor("direction: lower", "direction: faster").find("code.metric.direction"), std::string::npos);
+  EXPECT_NE(ErrorFor("regex: 'ns/op: ([0-9.]+)'", "regex: '(['").find("not a valid regular expression"),
+            std::string::npos);
+  EXPECT_NE(ErrorFor("regex: 'ns/op: ([0-9.]+)'", "json: a.b, regex: x").find("exactly one of 'regex'"),
+            std::string::npos);
+  EXPECT_NE(ErrorFor("files: [src/*.cc]", "files: [../src/*.cc]").find("code.files[0]"), std::string::npos);
+  EXPECT_NE(ErrorFor("files: [src/*.cc]", "files: []").find("code.files"), std::string::npos);
+  EXPECT_NE(ErrorFor("  test: make test\n", "").find("code.test"), std::string::npos);
+  EXPECT_NE(ErrorFor("build: make", "biuld: make").find("unknown field"), std::string::npos);
+  EXPECT_NE(ErrorFor("kind: code", "kind: library").find("field 'kind'"), std::string::npos);
+  EXPECT_NE(ErrorFor("  bench: ./bench\n", "  bench: ./bench\n  repetitions: 1\n").find("code.repetitions"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace accelopt::suite

@@ -1,5 +1,6 @@
 #include "targets/registry.h"
 
+#include "targets/code/code_target.h"
 #include "targets/cpu/register.h"
 #include "targets/external/external_target.h"
 
@@ -9,6 +10,7 @@ const std::vector<TargetKind>& RegisteredTargets() {
   static const std::vector<TargetKind> kinds = {
       cpu::Registration(),
       external::Registration(),
+      code::Registration(),
   };
   return kinds;
 }

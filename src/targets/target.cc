@@ -20,6 +20,10 @@ Result<EvaluationJob> EvaluationJob::FromJson(const Json& j) {
   return job;
 }
 
+Result<std::string> Target::Baseline(const suite::Task& task) const {
+  return ReadFile(task.baseline_path(Describe().file_extension));
+}
+
 std::string Target::Signature(const suite::Task& task) const {
   std::string signature;
   for (const auto& t : task.inputs) signature += (signature.empty() ? "" : ", ") + ("const float* " + t.name);

@@ -7,6 +7,7 @@
 /// disk is full, the harness is missing).
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -101,6 +102,24 @@ class Target {
   virtual std::string ShapeDeclarations(const suite::BoundTask& bound) const;
   /// Whether this target has what it needs to run `task` (a baseline for it, ...).
   virtual bool Supports(const suite::Task& task) const = 0;
+  /// The candidate the search starts from. By default the task's baseline file
+  /// in this target's language (Describe().file_extension).
+  virtual Result<std::string> Baseline(const suite::Task& task) const;
+  /// How an executor's or fixer's answer becomes a candidate, given the
+  /// candidate it changes; an Error says why the answer could not be used.
+  using AnswerReader = std::function<Result<std::string>(const std::string& answer, const std::string& current)>;
+  /// Empty (the default): the answer's last code block tagged with one of
+  /// Describe().fence_tags is the whole new kernel.
+  virtual AnswerReader AnswerReaderFor(const suite::Task& task) const {
+    (void)task;
+    return {};
+  }
+  /// Placeholders of this target's own prompt templates for `task` (beside
+  /// those every prompt has: task, description, signature, shape, ...).
+  virtual std::map<std::string, std::string> PromptValues(const suite::Task& task) const {
+    (void)task;
+    return {};
+  }
   /// One result per request, in order. Blocks until all are measured. Requests
   /// for the same task and shape may share their inputs and reference outputs.
   virtual std::vector<Result<eval::Profile>> Evaluate(std::span<const EvalRequest> requests,

@@ -1,0 +1,389 @@
+#include "targets/code/code_target.h"
+
+#include <fmt/core.h>
+
+#include <fstream>
+
+#include "core/clock.h"
+#include "core/hash.h"
+#include "core/json_io.h"
+#include "core/paths.h"
+#include "core/scratch.h"
+#include "eval/sandbox.h"
+#include "eval/stats.h"
+#include "targets/code/files.h"
+#include "targets/code/metric.h"
+#include "targets/cpu/calibrate.h"
+
+namespace accelopt::code {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kLogBytes = 6000;
+constexpr const char* kReadyMark = ".accelopt-checked-out";
+
+Result<eval::SandboxOutcome> Shell(const std::string& command, const fs::path& dir, double timeout) {
+  eval::SandboxRequest run;
+  run.argv = {"/bin/sh", "-c", command};
+  run.workdir = dir.string();
+  run.limits.wall_seconds = timeout;
+  run.limits.address_space_bytes = 0;
+  run.limits.file_size_bytes = 16L << 30;
+  run.limits.capture_bytes = 1 << 20;
+  auto outcome = eval::RunSandboxed(run);
+  if (!outcome) return Error{"could not run `" + command + "`: " + outcome.error().message};
+  return outcome;
+}
+
+Result<eval::SandboxOutcome> Program(std::vector<std::string> argv, const fs::path& dir, double timeout = 600) {
+  const std::string path = FindProgram(argv.front());
+  if (path.empty()) return Error{"the program '" + argv.front() + "' is not on $PATH"};
+  const std::string shown = argv.front();
+  argv.front() = path;
+  eval::SandboxRequest run;
+  run.argv = argv;
+  run.workdir = dir.string();
+  run.limits.wall_seconds = timeout;
+  run.limits.address_space_bytes = 0;
+  run.limits.capture_bytes = 8 << 20;
+  auto outcome = eval::RunSandboxed(run);
+  if (!outcome) return Error{"could not run " + shown + ": " + outcome.error().message};
+  return outcome;
+}
+
+// What a command printed, stderr first (where compilers and test runners say what failed).
+std::string LogOf(const std::string& command, const eval::SandboxOutcome& o) {
+  std::string log = "$ " + command + "\n";
+  if (!o.err.empty()) log += eval::TruncateLog(o.err, kLogBytes);
+  if (!o.out.empty()) log += (o.err.empty() ? "" : "\n") + eval::TruncateLog(o.out, kLogBytes);
+  return log;
+}
+
+// Why a command that did not exit cleanly failed, in words.
+std::string FailureOf(const std::string& what, const eval::SandboxOutcome& o, double timeout) {
+  if (o.timed_out) return fmt::format("{} did not finish within {:.0f} s", what, timeout);
+  if (o.term_signal) return what + " was killed by " + eval::SignalName(o.term_signal);
+  return fmt::format("{} failed (exit status {})", what, o.exit_code);
+}
+
+// The files of the code base to copy: those git knows of (tracked, or new and
+// not ignored) when it is in a git work tree, else every file but .git.
+Result<std::vector<fs::path>> FilesToCopy(const fs::path& base) {
+  std::vector<fs::path> files;
+  if (!FindProgram("git").empty()) {
+    auto listed = Program({"git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "."}, base, 120);
+    if (listed && listed->exited_cleanly()) {
+      const std::string& out = listed->out;
+      for (size_t start = 0; start < out.size();) {
+        size_t end = out.find('\0', start);
+        if (end == std::string::npos) end = out.size();
+        if (end > start) files.emplace_back(out.substr(start, end - start));
+        start = end + 1;
+      }
+      if (listed->out_truncated) return Error{"the code base at " + base.string() + " lists too many files to copy"};
+      return files;
+    }
+  }
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(base, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename() == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() || it->is_symlink()) files.push_back(fs::relative(it->path(), base));
+  }
+  if (ec) return Error{"cannot list " + base.string() + ": " + ec.message()};
+  return files;
+}
+
+Status CopyCodeBase(const fs::path& base, const fs::path& to) {
+  auto files = FilesToCopy(base);
+  if (!files) return files.error();
+  std::error_code ec;
+  for (const fs::path& rel : *files) {
+    const fs::path from = base / rel;
+    if (!fs::exists(fs::symlink_status(from, ec))) continue;  // deleted but still tracked
+    fs::create_directories((to / rel).parent_path(), ec);
+    if (fs::is_symlink(fs::symlink_status(from, ec)))
+      fs::copy_symlink(from, to / rel, ec);
+    else
+      fs::copy_file(from, to / rel, fs::copy_options::overwrite_existing, ec);
+    if (ec) return Error{"cannot copy " + from.string() + " to " + (to / rel).string() + ": " + ec.message()};
+  }
+  return Ok{};
+}
+
+Status WriteCandidateFiles(const fs::path& root, const std::vector<SourceFile>& files) {
+  for (const auto& f : files) {
+    const fs::path path = root / f.path;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (auto s = WriteFile(path.string(), f.text); !s) return s;
+  }
+  return Ok{};
+}
+
+std::string MetricText(const suite::MetricSpec& m) {
+  return m.name + (m.unit.empty() ? "" : " (" + m.unit + ")") + ", " +
+         (m.higher_is_better ? "higher is better" : "lower is better");
+}
+
+}  // namespace
+
+struct CodeTarget::Prepared {
+  std::unique_ptr<ScratchDir> dir;
+  fs::path root;
+  eval::Profile profile;
+  bool ok = false;
+  double start = 0;
+};
+
+CodeTarget::CodeTarget(CodeTargetOptions options) : options_(std::move(options)) {
+  if (options_.work_dir.empty()) options_.work_dir = CacheDir() + "/work";
+  if (options_.bases_dir.empty()) options_.bases_dir = CacheDir() + "/code";
+}
+
+targets::TargetInfo CodeTarget::Describe() const {
+  targets::TargetInfo info;
+  info.name = "code";
+  info.language = "any";  // each task names its own
+  info.build_command = "the task's own build command";
+  info.prompts_dir = "prompts/code";
+  return info;
+}
+
+std::string CodeTarget::Machine() const { return cpu::DetectMachine().fingerprint; }
+
+std::string CodeTarget::MachineText() const {
+  const cpu::MachineIdentity id = cpu::DetectMachine();
+  std::string text = fmt::format("{}, {} core(s) available", id.cpu_model.empty() ? "a CPU" : id.cpu_model, id.cores);
+  if (std::string caches = cpu::DescribeCaches(); !caches.empty()) text += "; " + caches;
+  return text;
+}
+
+Result<fs::path> CodeTarget::BaseOf(const suite::Task& task) const {
+  const suite::CodeSpec& spec = task.code;
+  if (!spec.path.empty()) return fs::path(spec.path);
+  std::lock_guard lock(bases_mu_);
+  const fs::path dir = fs::path(options_.bases_dir) / Hex64(Fnv1a64(spec.repo + "\n" + spec.commit));
+  std::error_code ec;
+  if (fs::exists(dir / kReadyMark, ec)) return dir;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir.parent_path(), ec);
+  const std::string where = "task '" + task.name + "': the repository " + spec.repo + " at " + spec.commit;
+  auto cloned = Program({"git", "clone", "--quiet", "--no-checkout", spec.repo, dir.string()}, dir.parent_path());
+  if (!cloned) return Error{where + ": " + cloned.error().message};
+  if (!cloned->exited_cleanly()) return Error{where + ": git clone failed:\n" + eval::TruncateLog(cloned->err, 2000)};
+  auto checked = Program({"git", "checkout", "--quiet", "--detach", spec.commit}, dir);
+  if (!checked) return Error{where + ": " + checked.error().message};
+  if (!checked->exited_cleanly())
+    return Error{where + ": git checkout failed:\n" + eval::TruncateLog(checked->err, 2000)};
+  if (auto s = WriteFile((dir / kReadyMark).string(), spec.commit + "\n"); !s) return s.error();
+  return dir;
+}
+
+Result<std::string> CodeTarget::Baseline(const suite::Task& task) const {
+  auto base = BaseOf(task);
+  if (!base) return base.error();
+  auto files = CollectFiles(*base, task.code.files);
+  if (!files) return Error{"task '" + task.name + "': " + files.error().message};
+  return FormatFiles(std::move(*files));
+}
+
+targets::Target::AnswerReader CodeTarget::AnswerReaderFor(const suite::Task& task) const {
+  return [globs = task.code.files](const std::string& answer, const std::string& current) {
+    return ApplyAnswer(answer, current, globs);
+  };
+}
+
+std::map<std::string, std::string> CodeTarget::PromptValues(const suite::Task& task) const {
+  const suite::CodeSpec& c = task.code;
+  std::string globs;
+  for (const auto& g : c.files) globs += (globs.empty() ? "" : ", ") + g;
+  return {{"language", c.language},
+          {"files", globs},
+          {"build_command", c.build.empty() ? "(none)" : c.build},
+          {"test_command", c.test},
+          {"bench_command", c.bench},
+          {"metric", MetricText(c.metric)},
+          {"repetitions", std::to_string(c.repetitions)},
+          {"noise_margin", fmt::format("{:g}%", 100 * c.noise_margin)}};
+}
+
+Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets::EvalRequest& request) const {
+  const suite::Task& task = *request.task;
+  const suite::CodeSpec& spec = task.code;
+  auto p = std::make_unique<Prepared>();
+  p->start = NowSeconds();
+  p->profile.task = task.name;
+  p->profile.shape = request.shape;
+  p->profile.target = name();
+  auto fail = [&](eval::Verdict verdict, std::string message) {
+    p->profile.status = verdict;
+    p->profile.message = std::move(message);
+    p->profile.wall_seconds = NowSeconds() - p->start;
+    return std::move(p);
+  };
+  if (task.kind != suite::TaskKind::kCode)
+    return Error{"the code target runs tasks of kind code; '" + task.name + "' is a kernel"};
+  auto files = ParseFiles(request.candidate.source);
+  if (!files) return fail(eval::Verdict::kCompileError, files.error().message);
+  for (const auto& f : *files)
+    if (auto problem = PathProblem(f.path, spec.files); !problem.empty())
+      return fail(eval::Verdict::kForbidden, problem);
+  auto base = BaseOf(task);
+  if (!base) return base.error();
+  auto dir = ScratchDir::Create(options_.work_dir, task.name, options_.keep_work);
+  if (!dir) return dir.error();
+  p->dir = std::move(*dir);
+  p->root = p->dir->path() / "src";
+  if (options_.keep_work) p->profile.work_dir = p->root.string();
+  if (auto s = CopyCodeBase(*base, p->root); !s) return s.error();
+  if (auto s = WriteCandidateFiles(p->root, *files); !s) return s.error();
+
+  if (!spec.build.empty()) {
+    const double t0 = NowSeconds();
+    auto built = Shell(spec.build, p->root, spec.timeout_seconds);
+    if (!built) return built.error();
+    p->profile.compile_seconds = NowSeconds() - t0;
+    p->profile.compile_log = LogOf(spec.build, *built);
+    if (!built->exited_cleanly())
+      return fail(built->timed_out ? eval::Verdict::kTimeout : eval::Verdict::kCompileError,
+                  FailureOf("the build", *built, spec.timeout_seconds));
+  }
+  auto tested = Shell(spec.test, p->root, spec.timeout_seconds);
+  if (!tested) return tested.error();
+  p->profile.run_log = LogOf(spec.test, *tested);
+  if (!tested->exited_cleanly()) {
+    p->profile.phase = "tests";
+    const eval::Verdict verdict = tested->timed_out     ? eval::Verdict::kTimeout
+                                  : tested->term_signal ? eval::Verdict::kRuntimeError
+                                                        : eval::Verdict::kWrongAnswer;
+    return fail(verdict, FailureOf("the tests", *tested, spec.timeout_seconds));
+  }
+  p->profile.seeds = 1;
+  p->ok = true;
+  return p;
+}
+
+Result<std::optional<double>> CodeTarget::RunBench(const suite::Task& task, Prepared& p) const {
+  const suite::CodeSpec& spec = task.code;
+  auto ran = Shell(spec.bench, p.root, spec.timeout_seconds);
+  if (!ran) return ran.error();
+  auto fail = [&](eval::Verdict verdict, const std::string& message) -> std::optional<double> {
+    p.profile.status = verdict;
+    p.profile.message = message;
+    p.profile.phase = "benchmark";
+    p.profile.run_log = LogOf(spec.bench, *ran);
+    p.ok = false;
+    return std::nullopt;
+  };
+  if (!ran->exited_cleanly())
+    return fail(ran->timed_out ? eval::Verdict::kTimeout : eval::Verdict::kRuntimeError,
+                FailureOf("the benchmark", *ran, spec.timeout_seconds));
+  auto figure = ReadMetric(ran->out, spec.metric);
+  if (!figure) return fail(eval::Verdict::kRuntimeError, figure.error().message);
+  return std::optional<double>(CostOf(*figure, spec.metric));
+}
+
+void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<double>& costs) const {
+  const suite::CodeSpec& spec = task.code;
+  eval::Profile& profile = p.profile;
+  profile.latency = eval::Summarize(costs);
+  profile.latency->series = 1;
+  eval::MetricFigures m{spec.metric.name, spec.metric.unit, spec.metric.higher_is_better};
+  m.median = FigureOf(profile.latency->median_s, spec.metric);
+  m.best = FigureOf(profile.latency->min_s, spec.metric);
+  m.worst = FigureOf(profile.latency->max_s, spec.metric);
+  m.runs = static_cast<int>(costs.size());
+  profile.metric = m;
+  profile.conditions = fmt::format(
+      "the benchmark command run {} times in the candidate's own built copy, after one run that is not counted; "
+      "its figure read from each run's output",
+      costs.size());
+  profile.wall_seconds = NowSeconds() - p.start;
+}
+
+std::vector<Result<eval::Profile>> CodeTarget::Evaluate(std::span<const targets::EvalRequest> requests,
+                                                        const OnResult& on_result) {
+  std::vector<Result<eval::Profile>> results;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const suite::Task& task = *requests[i].task;
+    auto measured = [&]() -> Result<eval::Profile> {
+      auto p = Prepare(requests[i]);
+      if (!p) return p.error();
+      if (!(*p)->ok) return (*p)->profile;
+      std::vector<double> costs;
+      for (int r = 0; r <= task.code.repetitions; ++r) {
+        auto cost = RunBench(task, **p);
+        if (!cost) return cost.error();
+        if (!*cost) return (*p)->profile;
+        if (r > 0) costs.push_back(**cost);  // the first run warms caches and is not counted
+      }
+      Finish(task, **p, costs);
+      return (*p)->profile;
+    }();
+    results.push_back(measured);
+    if (on_result) on_result(i, results.back());
+  }
+  return results;
+}
+
+Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) {
+  const suite::Task& task = *a.task;
+  auto pa = Prepare(a);
+  if (!pa) return pa.error();
+  auto pb = Prepare(b);
+  if (!pb) return pb.error();
+  targets::PairedResult result;
+  std::vector<double> ca, cb;
+  bool ok = (*pa)->ok && (*pb)->ok;
+  // Each is run once first, not counted; then in pairs, the order alternating.
+  for (int r = 0; ok && r <= task.code.repetitions; ++r) {
+    Prepared* first = r % 2 == 0 ? pa->get() : pb->get();
+    Prepared* second = first == pa->get() ? pb->get() : pa->get();
+    double cost[2];
+    for (int k = 0; k < 2 && ok; ++k) {
+      auto c = RunBench(task, k == 0 ? *first : *second);
+      if (!c) return c.error();
+      if (!*c)
+        ok = false;
+      else
+        cost[k] = **c;
+    }
+    if (!ok || r == 0) continue;
+    ca.push_back(first == pa->get() ? cost[0] : cost[1]);
+    cb.push_back(first == pa->get() ? cost[1] : cost[0]);
+  }
+  if (ok) {
+    Finish(task, **pa, ca);
+    Finish(task, **pb, cb);
+    result.speedup = eval::PairedComparison(ca, cb);
+  }
+  result.a = (*pa)->profile;
+  result.b = (*pb)->profile;
+  return result;
+}
+
+targets::TargetKind Registration() {
+  targets::TargetKind kind;
+  kind.name = "code";
+  kind.summary = "code bases: tasks of kind code, built, tested and timed with their own commands";
+  kind.unavailable = [](const targets::TargetSettings&) {
+    return FindProgram("sh").empty() ? std::string("no shell (sh) on $PATH to run the tasks' commands") : std::string();
+  };
+  kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
+    CodeTargetOptions options;
+    options.keep_work = settings.keep_work;
+    if (!settings.cache_dir.empty()) {
+      options.work_dir = settings.cache_dir + "/work";
+      options.bases_dir = settings.cache_dir + "/code";
+    }
+    return std::unique_ptr<targets::Target>(std::make_unique<CodeTarget>(options));
+  };
+  return kind;
+}
+
+}  // namespace accelopt::code

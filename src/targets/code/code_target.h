@@ -1,0 +1,66 @@
+#pragma once
+/// The code target: tasks of kind `code` (docs/task-format.md, "Code tasks").
+/// A candidate is the text of the files the agents may change (code/files.h).
+/// Each is applied to its own copy of the code base, built, tested with the
+/// project's own tests and timed with its own benchmark; two candidates are
+/// compared with their benchmark runs interleaved. The commands are the
+/// project's: docs/trust.md says what they must guarantee.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "targets/registry.h"
+#include "targets/target.h"
+
+namespace accelopt::code {
+
+struct CodeTargetOptions {
+  std::string work_dir;   ///< candidates' copies; "" = CacheDir()/work
+  std::string bases_dir;  ///< checked-out repositories, by repository and commit; "" = CacheDir()/code
+  bool keep_work = false;
+};
+
+class CodeTarget : public targets::Target {
+ public:
+  explicit CodeTarget(CodeTargetOptions options);
+  std::string name() const override { return "code"; }
+  targets::TargetInfo Describe() const override;
+  std::string Machine() const override;
+  std::string MachineText() const override;
+  bool Supports(const suite::Task& task) const override { return task.kind == suite::TaskKind::kCode; }
+  Result<std::string> Baseline(const suite::Task& task) const override;
+  AnswerReader AnswerReaderFor(const suite::Task& task) const override;
+  std::map<std::string, std::string> PromptValues(const suite::Task& task) const override;
+  using targets::Target::Evaluate;
+  std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> requests,
+                                              const OnResult& on_result) override;
+  bool ComparesSideBySide() const override { return true; }
+  Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override;
+
+  /// The code base as the task names it: its folder, or its repository checked
+  /// out at its commit (once, then reused). An Error when it cannot be had.
+  Result<std::filesystem::path> BaseOf(const suite::Task& task) const;
+
+ private:
+  struct Prepared;
+  /// A copy of the code base with the candidate's files, built and tested: a
+  /// verdict in `profile` when it failed; an Error when the engine did.
+  Result<std::unique_ptr<Prepared>> Prepare(const targets::EvalRequest& request) const;
+  /// One run of the benchmark: the metric's cost; nothing when the candidate
+  /// failed (its verdict is then in the profile); an Error when the engine did.
+  Result<std::optional<double>> RunBench(const suite::Task& task, Prepared& prepared) const;
+  /// The profile of a candidate whose benchmark runs gave `costs`.
+  void Finish(const suite::Task& task, Prepared& prepared, const std::vector<double>& costs) const;
+
+  CodeTargetOptions options_;
+  mutable std::mutex bases_mu_;
+};
+
+targets::TargetKind Registration();
+
+}  // namespace accelopt::code

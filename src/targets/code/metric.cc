@@ -1,0 +1,98 @@
+#include "targets/code/metric.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <regex>
+
+#include "core/json_io.h"
+
+namespace accelopt::code {
+namespace {
+
+std::string Tail(const std::string& output) {
+  if (output.empty()) return " (the benchmark printed nothing)";
+  return ":\n" + (output.size() > 1500 ? "[...]" + output.substr(output.size() - 1500) : output);
+}
+
+Result<double> FromRegex(const std::string& output, const std::string& pattern) {
+  std::regex re(pattern);
+  std::smatch last;
+  bool found = false;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), re); it != std::sregex_iterator(); ++it) {
+    last = *it;
+    found = true;
+  }
+  if (!found)
+    return Error{"no match for the metric's regex '" + pattern + "' in the benchmark's output" + Tail(output)};
+  const std::string text = last.size() > 1 && last[1].matched ? last[1].str() : last[0].str();
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str())
+    return Error{"the metric's regex '" + pattern + "' matched '" + text + "', which is not a number"};
+  return value;
+}
+
+std::optional<Json> ParseJson(const std::string& text) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+Result<double> FromJson(const std::string& output, const std::string& path) {
+  auto parsed = ParseJson(output);
+  if (!parsed) {
+    // A benchmark may print other lines before its JSON: the last line that is JSON.
+    size_t end = output.size();
+    while (end > 0 && !parsed) {
+      size_t start = output.rfind('\n', end - 1);
+      start = start == std::string::npos ? 0 : start + 1;
+      if (start < end) parsed = ParseJson(output.substr(start, end - start));
+      end = start == 0 ? 0 : start - 1;
+    }
+  }
+  if (!parsed) return Error{"the benchmark's output is not JSON (the metric is read at '" + path + "')" + Tail(output)};
+  const Json* node = &*parsed;
+  std::string walked;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    walked += (walked.empty() ? "" : ".") + key;
+    if (node->is_array()) {
+      char* end = nullptr;
+      const long index = std::strtol(key.c_str(), &end, 10);
+      if (key.empty() || *end || index < 0 || static_cast<size_t>(index) >= node->size())
+        return Error{"the benchmark's JSON has no element '" + walked + "' (an array of " +
+                     std::to_string(node->size()) + ")"};
+      node = &(*node)[static_cast<size_t>(index)];
+    } else if (node->is_object() && node->contains(key)) {
+      node = &(*node)[key];
+    } else {
+      return Error{"the benchmark's JSON has no field '" + walked + "'" + Tail(output)};
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (!node->is_number()) return Error{"the benchmark's JSON field '" + path + "' is not a number: " + node->dump()};
+  return node->get<double>();
+}
+
+}  // namespace
+
+Result<double> ReadMetric(const std::string& output, const suite::MetricSpec& metric) {
+  auto value = metric.regex.empty() ? FromJson(output, metric.json_path) : FromRegex(output, metric.regex);
+  if (!value) return value;
+  if (!std::isfinite(*value) || *value <= 0)
+    return Error{fmt::format("the benchmark reported {} = {:g}; a figure to compare must be a positive number",
+                             metric.name, *value)};
+  return value;
+}
+
+double CostOf(double figure, const suite::MetricSpec& metric) { return metric.higher_is_better ? 1 / figure : figure; }
+
+double FigureOf(double cost, const suite::MetricSpec& metric) { return metric.higher_is_better ? 1 / cost : cost; }
+
+}  // namespace accelopt::code

@@ -1,0 +1,23 @@
+#pragma once
+/// code: the figure a code task's benchmark prints, read as its task says.
+
+#include <string>
+
+#include "core/result.h"
+#include "suite/task.h"
+
+namespace accelopt::code {
+
+/// The metric in a benchmark's output: the last match of the regex (its first
+/// group, else the whole match), or the number at the JSON path (in the whole
+/// output, else in its last line that is JSON). An Error says what was
+/// missing; a figure that is not a positive finite number is an Error too.
+Result<double> ReadMetric(const std::string& output, const suite::MetricSpec& metric);
+
+/// What the engine compares: lower is better. The figure itself when lower is
+/// better, its reciprocal when higher is.
+double CostOf(double figure, const suite::MetricSpec& metric);
+/// The figure a cost stands for.
+double FigureOf(double cost, const suite::MetricSpec& metric);
+
+}  // namespace accelopt::code

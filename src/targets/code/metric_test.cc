@@ -1,0 +1,67 @@
+#include "targets/code/metric.h"
+
+#include <gtest/gtest.h>
+
+namespace accelopt::code {
+namespace {
+
+suite::MetricSpec Regex(const std::string& re) {
+  suite::MetricSpec m;
+  m.regex = re;
+  return m;
+}
+
+suite::MetricSpec JsonAt(const std::string& path) {
+  suite::MetricSpec m;
+  m.json_path = path;
+  return m;
+}
+
+TEST(CodeMetric, TheLastMatchOfTheRegexCounts) {
+  auto v = ReadMetric("warm-up: 9.5 ns/op\nrun: 4.25 ns/op\n", Regex(R"(([0-9.]+) ns/op)"));
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_DOUBLE_EQ(*v, 4.25);
+  auto whole = ReadMetric("took 3e-3\n", Regex(R"([0-9.]+e-[0-9]+)"));
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_DOUBLE_EQ(*whole, 3e-3);
+}
+
+TEST(CodeMetric, AJsonPathLeadsToTheNumber) {
+  auto v = ReadMetric(R"({"results": [{"ns_per_op": 7}, {"ns_per_op": 8.5}]})", JsonAt("results.1.ns_per_op"));
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_DOUBLE_EQ(*v, 8.5);
+  // Lines before the JSON are allowed: its last line that is JSON counts.
+  auto after = ReadMetric("building...\n{\"rate\": 12}\n", JsonAt("rate"));
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_DOUBLE_EQ(*after, 12);
+}
+
+TEST(CodeMetric, AMissingOrImpossibleFigureIsAnError) {
+  auto none = ReadMetric("nothing here\n", Regex(R"(([0-9.]+) ns)"));
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no match"), std::string::npos);
+  auto field = ReadMetric(R"({"results": []})", JsonAt("results.0.ns"));
+  ASSERT_FALSE(field);
+  EXPECT_NE(field.error().message.find("results.0"), std::string::npos) << field.error().message;
+  auto text = ReadMetric(R"({"ns": "fast"})", JsonAt("ns"));
+  ASSERT_FALSE(text);
+  EXPECT_NE(text.error().message.find("not a number"), std::string::npos);
+  auto zero = ReadMetric("0 ns\n", Regex(R"(([0-9.]+) ns)"));
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.error().message.find("positive"), std::string::npos);
+  auto not_json = ReadMetric("12 ns\n", JsonAt("ns"));
+  ASSERT_FALSE(not_json);
+  EXPECT_NE(not_json.error().message.find("not JSON"), std::string::npos);
+}
+
+TEST(CodeMetric, HigherIsBetterIsComparedByItsReciprocal) {
+  suite::MetricSpec m;
+  m.higher_is_better = true;
+  EXPECT_DOUBLE_EQ(CostOf(4, m), 0.25);
+  EXPECT_DOUBLE_EQ(FigureOf(0.25, m), 4);
+  m.higher_is_better = false;
+  EXPECT_DOUBLE_EQ(CostOf(4, m), 4);
+}
+
+}  // namespace
+}  // namespace accelopt::code

@@ -1,0 +1,148 @@
+// The code target on a code base of shell commands: verdicts for each way a
+// candidate fails, its metric, interleaved comparison, and a repository at a commit.
+
+#include "targets/code/code_target.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/json_io.h"
+#include "core/paths.h"
+#include "suite/task.h"
+#include "targets/code/files.h"
+#include "testing/temp_dir.h"
+
+namespace accelopt::code {
+namespace {
+namespace fs = std::filesystem;
+
+// A code base whose one changeable file holds the benchmark's figure: the
+// build refuses an empty file, the tests refuse "bad", the benchmark prints
+// the figure (or nothing, for "silent").
+class CodeTargetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = tmp_.path() + "/project";
+    fs::create_directories(base_ + "/lib");
+    ASSERT_TRUE(WriteFile(base_ + "/lib/value.txt", "4\n"));
+    ASSERT_TRUE(WriteFile(base_ + "/bench.sh", "v=$(cat lib/value.txt)\n[ \"$v\" = silent ] || echo \"figure: $v\"\n"));
+  }
+
+  suite::Task LoadWith(const std::string& direction, const std::string& code_base = "../../project",
+                       const std::string& extra = "") {
+    const std::string dir = tmp_.path() + "/tasks/" + name_;
+    fs::create_directories(dir);
+    const std::string where = code_base.rfind("repo:", 0) == 0 ? code_base : "path: " + code_base;
+    EXPECT_TRUE(
+        WriteFile(dir + "/task.yaml", "name: " + name_ + "\nkind: code\ndescription: a figure in a file\ncode:\n  " +
+                                          where + "\n" + extra + "  language: text\n  files: [lib/*.txt]\n" +
+                                          "  build: test -s lib/value.txt\n  test: \"! grep -q bad lib/value.txt\"\n" +
+                                          "  bench: sh bench.sh\n  metric: {name: figure, unit: u, regex: "
+                                          "'figure: ([0-9.]+)', direction: " +
+                                          direction + "}\n  repetitions: 3\n"));
+    auto task = suite::LoadTask(dir);
+    EXPECT_TRUE(task) << (task ? "" : task.error().message);
+    return task ? *task : suite::Task{};
+  }
+
+  static std::string Files(const std::string& value) { return FormatFiles({{"lib/value.txt", value + "\n"}}); }
+
+  eval::Profile Evaluate(const suite::Task& task, const std::string& source) {
+    targets::EvalRequest request{&task, "bench", {source, "test", {}}};
+    auto results = target_.Evaluate({&request, 1});
+    EXPECT_TRUE(results[0]) << results[0].error().message;
+    return results[0] ? *results[0] : eval::Profile{};
+  }
+
+  testing::TempDir tmp_;
+  std::string base_, name_ = "figure";
+  CodeTarget target_{{tmp_.path() + "/work", tmp_.path() + "/bases", false}};
+};
+
+TEST_F(CodeTargetTest, TheBaselineIsTheCodeBasesChangeableFiles) {
+  suite::Task task = LoadWith("lower");
+  auto baseline = target_.Baseline(task);
+  ASSERT_TRUE(baseline) << baseline.error().message;
+  EXPECT_EQ(*baseline, Files("4"));
+}
+
+TEST_F(CodeTargetTest, AnOkCandidateCarriesItsMetric) {
+  suite::Task task = LoadWith("lower");
+  eval::Profile p = Evaluate(task, Files("2.5"));
+  ASSERT_EQ(p.status, eval::Verdict::kOk) << p.message;
+  ASSERT_TRUE(p.metric && p.latency);
+  EXPECT_EQ(p.metric->runs, 3);
+  EXPECT_DOUBLE_EQ(p.metric->median, 2.5);
+  EXPECT_DOUBLE_EQ(p.latency->median_s, 2.5);  // lower is better: the cost is the figure
+  EXPECT_EQ(eval::MeasureText(p), "2.5 u");
+  // The code base itself is never changed.
+  EXPECT_EQ(*ReadFile(base_ + "/lib/value.txt"), "4\n");
+}
+
+TEST_F(CodeTargetTest, EachFailureIsTheCandidatesVerdict) {
+  suite::Task task = LoadWith("lower");
+  eval::Profile build = Evaluate(task, FormatFiles({{"lib/value.txt", ""}}));
+  EXPECT_EQ(build.status, eval::Verdict::kCompileError) << build.message;
+  EXPECT_NE(build.compile_log.find("$ test -s lib/value.txt"), std::string::npos) << build.compile_log;
+  eval::Profile tests = Evaluate(task, Files("bad"));
+  EXPECT_EQ(tests.status, eval::Verdict::kWrongAnswer) << tests.message;
+  eval::Profile silent = Evaluate(task, Files("silent"));
+  EXPECT_EQ(silent.status, eval::Verdict::kRuntimeError);
+  EXPECT_NE(silent.message.find("no match"), std::string::npos) << silent.message;
+  eval::Profile outside = Evaluate(task, FormatFiles({{"bench.sh", "echo 'figure: 0.001'\n"}}));
+  EXPECT_EQ(outside.status, eval::Verdict::kForbidden);
+  EXPECT_NE(outside.message.find("bench.sh"), std::string::npos) << outside.message;
+  eval::Profile garbled = Evaluate(task, "not a document");
+  EXPECT_EQ(garbled.status, eval::Verdict::kCompileError);
+}
+
+TEST_F(CodeTargetTest, ComparisonInterleavesTheBenchmarkRuns) {
+  suite::Task lower = LoadWith("lower");
+  targets::EvalRequest a{&lower, "bench", {Files("4"), "a", {}}}, b{&lower, "bench", {Files("2"), "b", {}}};
+  auto paired = target_.Compare(a, b);
+  ASSERT_TRUE(paired) << paired.error().message;
+  ASSERT_TRUE(paired->speedup);
+  EXPECT_DOUBLE_EQ(paired->speedup->speedup, 2.0);
+  EXPECT_EQ(paired->speedup->pairs, 3);
+  name_ = "throughput";
+  suite::Task higher = LoadWith("higher");
+  a.task = b.task = &higher;
+  auto slower = target_.Compare(a, b);
+  ASSERT_TRUE(slower && slower->speedup);
+  EXPECT_DOUBLE_EQ(slower->speedup->speedup, 0.5);  // a higher figure is better: 2 is half as good as 4
+  EXPECT_EQ(eval::MeasureText(slower->b), "2 u");
+  // A failing side gives no speedup, and its verdict.
+  b.candidate.source = Files("bad");
+  auto failing = target_.Compare(a, b);
+  ASSERT_TRUE(failing);
+  EXPECT_FALSE(failing->speedup);
+  EXPECT_EQ(failing->b.status, eval::Verdict::kWrongAnswer);
+}
+
+TEST_F(CodeTargetTest, AVanishedCodeBaseIsTheEnginesErrorNotAVerdict) {
+  suite::Task task = LoadWith("lower");
+  fs::remove_all(base_);
+  targets::EvalRequest request{&task, "bench", {Files("2"), "x", {}}};
+  auto results = target_.Evaluate({&request, 1});
+  ASSERT_FALSE(results[0]);
+}
+
+TEST_F(CodeTargetTest, ARepositoryIsTakenAtItsCommit) {
+  if (FindProgram("git").empty()) GTEST_SKIP() << "git is not installed";
+  const std::string git = "git -C " + base_ + " -c user.name=t -c user.email=t@t ";
+  ASSERT_EQ(std::system((git + "init -q && " + git + "add -A && " + git + "commit -qm one").c_str()), 0);
+  ASSERT_TRUE(WriteFile(base_ + "/lib/value.txt", "9\n"));  // after the commit: not what the task starts from
+  ASSERT_EQ(std::system((git + "commit -qam two").c_str()), 0);
+  suite::Task task = LoadWith("lower", "repo: ../../project", "  commit: HEAD~1\n");
+  EXPECT_FALSE(task.code.repo.empty());
+  auto baseline = target_.Baseline(task);
+  ASSERT_TRUE(baseline) << baseline.error().message;
+  EXPECT_EQ(*baseline, Files("4"));
+  eval::Profile p = Evaluate(task, Files("3"));
+  EXPECT_EQ(p.status, eval::Verdict::kOk) << p.message;
+}
+
+}  // namespace
+}  // namespace accelopt::code
