@@ -82,6 +82,59 @@ TEST(CliOptimize, TheLoopRunsOnAnExternalTarget) {
   EXPECT_NE(resume.out.find("resuming after iteration 1"), std::string::npos) << resume.out;
 }
 
+// The code example end to end, as its README runs it: the library copied per
+// candidate, built, tested and benchmarked; the recorded plans' changes applied
+// as SEARCH/REPLACE edits; the kept child compared with its parent side by side.
+TEST(CliOptimize, TheCodeExampleRunsEndToEnd) {
+  testing::TempDir dir;
+  const std::string root = ACCELOPT_SOURCE_DIR;
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  CommandRun run = Accelopt("optimize wordfreq --suite " + root + "/examples/suite --scripted " + root +
+                            "/examples/answers/wordfreq.jsonl -I 1 -N 2 -B 1 -K 1 -R 0 --memory fresh" + db);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("[wordfreq] iteration 1/1: evaluated 2/2"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("side by side"), std::string::npos) << run.out;
+  CommandRun runs = Accelopt("runs --json" + db);
+  ASSERT_EQ(runs.exit_code, 0) << runs.out;
+  const Json summary = Json::parse(runs.out)[0]["summary"][0];
+  EXPECT_EQ(summary["task"], "wordfreq");
+  EXPECT_GT(summary["metric_before"].get<double>(), 0);
+  EXPECT_GT(summary["metric_after"].get<double>(), 0);
+  EXPECT_NE(summary["best_candidate"].get<int>(), 1) << runs.out;  // a changed version, not the original
+  CommandRun show = Accelopt("show 1 --no-code" + db);
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_NE(show.out.find("Count string views in a hash map"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find(" ns"), std::string::npos) << show.out;
+}
+
+// An executor answer whose edit does not apply is no candidate: it is recorded
+// with the reason, shown by `show`, and the run goes on.
+TEST(CliOptimize, AnAnswerThatDoesNotApplyIsRecordedWithItsReason) {
+  testing::TempDir dir;
+  fs::create_directories(dir.path() + "/project/lib");
+  fs::create_directories(dir.path() + "/tasks/figure");
+  std::ofstream(dir.path() + "/project/lib/value.txt") << "4\n";
+  std::ofstream(dir.path() + "/project/bench.sh") << "echo \"figure: $(cat lib/value.txt)\"\n";
+  std::ofstream(dir.path() + "/tasks/figure/task.yaml")
+      << "name: figure\nkind: code\ndescription: a figure in a file\ncode:\n  path: ../../project\n"
+         "  language: text\n  files: [lib/*.txt]\n  test: test -s lib/value.txt\n  bench: sh bench.sh\n"
+         "  metric: {name: figure, regex: 'figure: ([0-9.]+)', direction: lower}\n  repetitions: 3\n";
+  std::ofstream(dir.path() + "/answers.jsonl")
+      << R"({"role": "planner", "response": "PLAN: Halve it\nWrite 2."})"
+      << "\n"
+      << R"({"role": "executor", "response": "EDIT: lib/value.txt\n<<<<<<< SEARCH\n5\n=======\n2\n>>>>>>> REPLACE\n"})"
+      << "\n";
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  CommandRun run = Accelopt("optimize figure --suite " + dir.path() + "/tasks --scripted " + dir.path() +
+                            "/answers.jsonl -I 1 -N 1 -B 1 -K 1 -R 0 --memory fresh" + db);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("executor failed: the executor's answer does not apply"), std::string::npos) << run.out;
+  CommandRun show = Accelopt("show 1 --no-code" + db);
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_NE(show.out.find("1 answer(s) not used"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("EDIT: lib/value.txt, edit 1 of 1: the SEARCH text"), std::string::npos) << show.out;
+}
+
 // Named tasks without a model are an error that says how to configure one or
 // ask for the demo; the recorded demo never stands in for them silently.
 TEST(CliOptimize, NamedTasksWithoutAModelAreAnErrorNotTheDemo) {

@@ -16,6 +16,19 @@
 namespace accelopt::cli {
 namespace {
 
+// The answers the run could not use (no plan, no code block, edits that do
+// not apply), with why: the model's effort that produced no candidate.
+void PrintRejected(const std::vector<Json>& calls) {
+  std::vector<const Json*> rejected;
+  for (const Json& c : calls)
+    if (c.contains("rejected")) rejected.push_back(&c);
+  if (rejected.empty()) return;
+  fmt::print("\n{} answer(s) not used:\n", rejected.size());
+  for (const Json* c : rejected)
+    fmt::print("  {} {} ({}): {}\n", c->value("task", ""), c->value("agent_role", c->value("role", "")),
+               c->value("key", ""), c->value("rejected", "").substr(0, 300));
+}
+
 // A candidate's median and score as `show` lists them: latency and percent of
 // peak for a kernel, its metric for a code task.
 std::string MeasureOf(const store::CandidateRow& c) {
@@ -158,7 +171,9 @@ void RegisterShow(CLI::App& app) {
       }
       if (code) fmt::print("\n{}\n", b->code);
     }
-    const run::LlmTotals t = run::SumLlmCalls(Must(store->ListLlmCalls(run)));
+    const std::vector<Json> calls = Must(store->ListLlmCalls(run));
+    const run::LlmTotals t = run::SumLlmCalls(calls);
+    PrintRejected(calls);
     std::string cost_text = t.unpriced == 0 ? fmt::format("${:.4f}", t.cost_usd)
                             : t.priced == 0 ? "cost unknown (the model is not in the price table)"
                                             : fmt::format(

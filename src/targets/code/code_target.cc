@@ -252,6 +252,8 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
     if (!built->exited_cleanly())
       return fail(built->timed_out ? eval::Verdict::kTimeout : eval::Verdict::kCompileError,
                   FailureOf("the build", *built, spec.timeout_seconds));
+    // A clean build's log is progress lines; only warnings are worth a planner's attention.
+    if (p->profile.compile_log.find("warning") == std::string::npos) p->profile.compile_log.clear();
   }
   auto tested = Shell(spec.test, p->root, spec.timeout_seconds);
   if (!tested) return tested.error();
