@@ -8,6 +8,24 @@
 #include "targets/cpu/cpu_target.h"
 
 namespace accelopt::cli {
+namespace {
+
+// A code task as `tasks --json` lists it: what it changes and what it measures.
+Json CodeTaskJson(const suite::Task& task) {
+  const suite::CodeSpec& c = task.code;
+  return {{"task", task.name},
+          {"kind", "code"},
+          {"description", task.description},
+          {"code_base", c.path.empty() ? c.repo + "@" + c.commit : c.path},
+          {"files", c.files},
+          {"language", c.language},
+          {"metric", c.metric.name},
+          {"unit", c.metric.unit},
+          {"direction", c.metric.higher_is_better ? "higher" : "lower"}};
+}
+
+}  // namespace
+
 void RegisterTasks(CLI::App& app) {
   auto* cmd = app.add_subcommand("tasks", "list the task suite: shapes, bound and roofline time T on this machine");
   static CommonFlags flags;
@@ -30,9 +48,17 @@ void RegisterTasks(CLI::App& app) {
     const bool cpu = target->name() == "cpu";
     Json out = Json::array();
     std::vector<std::string> too_large, unsupported;
-    if (!json)
+    const bool any_kernel = std::any_of(tasks.begin(), tasks.end(),
+                                        [](const suite::Task& t) { return t.kind == suite::TaskKind::kKernel; });
+    if (!json && any_kernel)
       fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", "task", "bound", "T", "shape (" + shape + ")", "computes");
+    std::vector<const suite::Task*> code_tasks;
     for (const auto& task : tasks) {
+      if (task.kind == suite::TaskKind::kCode) {
+        code_tasks.push_back(&task);
+        if (json) out.push_back(CodeTaskJson(task));
+        continue;
+      }
       if (!target->Supports(task)) {
         unsupported.push_back(task.name);
         continue;
@@ -71,6 +97,13 @@ void RegisterTasks(CLI::App& app) {
       }
     }
     if (json) fmt::print("{}\n", DumpJson(out, 2));
+    if (!json && !code_tasks.empty()) {
+      fmt::print("{}code tasks (run on the code target; no percentage of peak):\n", any_kernel ? "\n" : "");
+      for (const suite::Task* task : code_tasks)
+        fmt::print("{:<20} {:<40} {}\n", task->name,
+                   task->code.metric.name + (task->code.metric.higher_is_better ? " (higher is better)" : ""),
+                   task->description);
+    }
     if (!json && !unsupported.empty())
       fmt::print("\n({} task(s) have no reference and baseline{} for the {} target: {})\n", unsupported.size(),
                  target->Describe().file_extension.empty() ? "" : " " + target->Describe().file_extension,
