@@ -23,33 +23,28 @@ namespace {
 constexpr size_t kLogBytes = 6000;
 constexpr const char* kReadyMark = ".accelopt-checked-out";
 
-Result<eval::SandboxOutcome> Shell(const std::string& command, const fs::path& dir, double timeout) {
-  eval::SandboxRequest run;
-  run.argv = {"/bin/sh", "-c", command};
-  run.workdir = dir.string();
-  run.limits.wall_seconds = timeout;
-  run.limits.address_space_bytes = 0;
-  run.limits.file_size_bytes = 16L << 30;
-  run.limits.capture_bytes = 1 << 20;
-  auto outcome = eval::RunSandboxed(run);
-  if (!outcome) return Error{"could not run `" + command + "`: " + outcome.error().message};
-  return outcome;
-}
-
+// Runs `argv` (its program looked up on $PATH) in `dir` to the end or the timeout.
 Result<eval::SandboxOutcome> Program(std::vector<std::string> argv, const fs::path& dir, double timeout = 600) {
   const std::string path = FindProgram(argv.front());
   if (path.empty()) return Error{"the program '" + argv.front() + "' is not on $PATH"};
-  const std::string shown = argv.front();
+  std::string shown;
+  for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
   argv.front() = path;
   eval::SandboxRequest run;
   run.argv = argv;
   run.workdir = dir.string();
   run.limits.wall_seconds = timeout;
   run.limits.address_space_bytes = 0;
+  run.limits.file_size_bytes = 16L << 30;
   run.limits.capture_bytes = 8 << 20;
   auto outcome = eval::RunSandboxed(run);
-  if (!outcome) return Error{"could not run " + shown + ": " + outcome.error().message};
+  if (!outcome) return Error{"could not run `" + shown + "`: " + outcome.error().message};
   return outcome;
+}
+
+// A task's command, with the shell.
+Result<eval::SandboxOutcome> Shell(const std::string& command, const fs::path& dir, double timeout) {
+  return Program({"sh", "-c", command}, dir, timeout);
 }
 
 // What a command printed, stderr first (where compilers and test runners say what failed).
