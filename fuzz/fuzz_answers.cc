@@ -10,9 +10,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   llm::ChatResponse response;
   response.text = fuzz::Text(data, size);
   llm::SplitInlineReasoning(response);
-  if (auto code = agents::ExtractCode(response.text)) (void)agents::CodeHash(*code);
+  if (auto code = agents::ExtractCode(response.text)) (void)agents::CodeHash(*code, "c++");
   if (auto plan = agents::ParsePlan(response.text)) (void)plan->Text();
   (void)agents::ParseLesson(response.text);
-  (void)agents::NormalizeCode(response.text);
+  (void)agents::NormalizeCode(response.text, "c++");
+  (void)agents::NormalizeCode(response.text, "python");
   return 0;
 }

@@ -117,7 +117,7 @@ class Loop : public ::testing::Test {
     std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
                                                 const OnResult& on_result) override {
       evaluations += static_cast<int>(r.size());
-      for (const auto& request : r) hashes.insert(agents::CodeHash(request.candidate.source));
+      for (const auto& request : r) hashes.insert(agents::CodeHash(request.candidate.source, "c++"));
       return inner->Evaluate(r, on_result);
     }
     bool ComparesSideBySide() const override { return inner->ComparesSideBySide(); }
@@ -174,9 +174,10 @@ TEST_F(Loop, EvaluationsAreKeptPerTargetAndMachine) {
   recorded.task = task_->name;
   recorded.shape = "test";
   recorded.message = "recorded under the older key";
-  ASSERT_TRUE(db->PutEvaluation("run" + std::to_string(*run) + "/" + task_->name + "/test/" + agents::CodeHash(older),
-                                *run, task_->name, recorded.ToJson())
-                  .ok());
+  ASSERT_TRUE(
+      db->PutEvaluation("run" + std::to_string(*run) + "/" + task_->name + "/test/" + agents::CodeHash(older, "c++"),
+                        *run, task_->name, recorded.ToJson())
+          .ok());
   auto reused = here.EvaluateOne(older);
   ASSERT_TRUE(reused.ok()) << reused.error().message;
   EXPECT_EQ(reused->message, "recorded under the older key");
@@ -408,8 +409,8 @@ TEST_F(Loop, KilledAnywhereResumesWithoutPayingTwice) {
     size_t calls_before = (*db)->ListLlmCalls(run_id)->size();
     std::set<std::string> evaluated_before;  // kernels whose evaluation the killed run recorded
     for (const char* code : {kUnrolled, kSimd, kBroken, kFixed})
-      if (*(*db)->GetEvaluation("run" + std::to_string(run_id) + "/scale/test/" + agents::CodeHash(code)))
-        evaluated_before.insert(agents::CodeHash(code));
+      if (*(*db)->GetEvaluation("run" + std::to_string(run_id) + "/scale/test/" + agents::CodeHash(code, "c++")))
+        evaluated_before.insert(agents::CodeHash(code, "c++"));
     auto client = Client();
     auto target = Target();
     auto result = run::OptimizeTask(Settings(), *task_, run_id, **db, *client, *target);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -165,8 +166,19 @@ std::optional<LessonText> ParseLesson(const std::string& answer) {
   return lesson;
 }
 
-std::string NormalizeCode(const std::string& code) {
+bool FoldsCommentsAndSpace(const std::string& language) {
+  static const std::set<std::string> free_form = {"c", "c++", "cpp", "cxx", "cc", "cuda", "cu"};
+  return free_form.count(Lower(language)) > 0;
+}
+
+std::string NormalizeCode(const std::string& code, const std::string& language) {
   std::string out;
+  if (!FoldsCommentsAndSpace(language)) {
+    out.reserve(code.size());
+    for (size_t i = 0; i < code.size(); ++i)
+      if (!(code[i] == '\r' && i + 1 < code.size() && code[i + 1] == '\n')) out += code[i];
+    return out;
+  }
   bool space = false;
   for (size_t i = 0; i < code.size(); ++i) {
     if (code.compare(i, 2, "//") == 0) {
@@ -186,11 +198,27 @@ std::string NormalizeCode(const std::string& code) {
     }
     if (space && !out.empty()) out += ' ';
     space = false;
+    // A string or character literal is kept whole: "//" or a run of spaces in it is text.
+    // (A ' between digits is a digit separator, not a literal.)
+    const char quote = code[i];
+    const bool literal =
+        quote == '"' || (quote == '\'' && (i == 0 || !std::isalnum(static_cast<unsigned char>(code[i - 1]))));
     out += code[i];
+    if (!literal) continue;
+    for (++i; i < code.size() && code[i] != quote && code[i] != '\n'; ++i) {
+      out += code[i];
+      if (code[i] == '\\' && i + 1 < code.size()) out += code[++i];
+    }
+    if (i < code.size() && code[i] == quote)
+      out += code[i];
+    else
+      --i;  // unclosed on its line: the line break is blank space again
   }
   return out;
 }
 
-std::string CodeHash(const std::string& code) { return Hex64(Fnv1a64(NormalizeCode(code))); }
+std::string CodeHash(const std::string& code, const std::string& language) {
+  return Hex64(Fnv1a64(NormalizeCode(code, language)));
+}
 
 }  // namespace accelopt::agents

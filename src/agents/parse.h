@@ -41,10 +41,15 @@ struct LessonText {
 /// nullopt for "no optimization found" or an answer without a bold title.
 std::optional<LessonText> ParseLesson(const std::string& answer);
 
-/// Code with comments and blank space folded, so trivially different copies
-/// of one kernel hash alike.
-std::string NormalizeCode(const std::string& code);
+/// Whether `language` ("c++", "python", ...) is written free-form with C
+/// comments, so that comments and blank space never change what code does.
+bool FoldsCommentsAndSpace(const std::string& language);
+/// Code with what cannot change its meaning folded, so trivially different
+/// copies hash alike: for C, C++ and CUDA, comments and runs of blank space
+/// (string and character literals kept as they are); for any other language
+/// (Python's indentation is meaning), only line endings.
+std::string NormalizeCode(const std::string& code, const std::string& language);
 /// Hex hash of the normalized code.
-std::string CodeHash(const std::string& code);
+std::string CodeHash(const std::string& code, const std::string& language);
 
 }  // namespace accelopt::agents

@@ -92,3 +92,23 @@ TEST(ParseLesson, NeedsABoldTitle) {
 
 }  // namespace
 }  // namespace accelopt::agents
+
+namespace accelopt::agents {
+namespace {
+
+TEST(CodeHash, CommentsAndSpaceFoldOnlyWhereTheyCannotMatter) {
+  // C++: comments and blank space are folded...
+  EXPECT_EQ(CodeHash("int  x; // one\n", "c++"), CodeHash("int x;\n/* two */", "C++"));
+  // ...but not inside string and character literals.
+  EXPECT_NE(CodeHash("auto u = \"a//b\";", "c++"), CodeHash("auto u = \"a//c\";", "c++"));
+  EXPECT_NE(CodeHash("auto s = \"a  b\";", "c++"), CodeHash("auto s = \"a b\";", "c++"));
+  EXPECT_NE(CodeHash("char c = ' ';", "c++"), CodeHash("char c = '  ';", "c++"));
+  EXPECT_EQ(NormalizeCode("long n = 1'000; // x", "c++"), "long n = 1'000;");
+  // Python: indentation is meaning, and '//' is division.
+  EXPECT_NE(CodeHash("if a:\n    b()\nc()\n", "python"), CodeHash("if a:\n    b()\n    c()\n", "python"));
+  EXPECT_NE(CodeHash("x = a // b\n", "python"), CodeHash("x = a // c\n", "python"));
+  EXPECT_EQ(CodeHash("x = 1\r\n", "python"), CodeHash("x = 1\n", "python"));
+}
+
+}  // namespace
+}  // namespace accelopt::agents

@@ -32,7 +32,12 @@ void StoreModelPort::Reject(const std::string& key, const std::string& reason) {
 
 StoreEvaluator::StoreEvaluator(store::Store& store, targets::Target& target, const suite::Task& task, std::string shape,
                                int64_t run_id)
-    : store_(store), target_(target), task_(task), shape_(std::move(shape)), run_id_(run_id) {}
+    : store_(store),
+      target_(target),
+      task_(task),
+      shape_(std::move(shape)),
+      run_id_(run_id),
+      language_(ScopeOf(task, target.Describe()).language) {}
 
 std::string StoreEvaluator::Key(const std::string& hash) const {
   const targets::EvaluationJob job{task_.name, shape_, hash, target_.name(), target_.Machine()};
@@ -63,7 +68,7 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
   std::vector<targets::EvalRequest> requests;
   std::vector<size_t> positions;  // where each request's result goes
   for (size_t i = 0; i < codes.size(); ++i) {
-    const std::string hash = agents::CodeHash(codes[i]);
+    const std::string hash = agents::CodeHash(codes[i], language_);
     keys.push_back(Key(hash));
     auto recorded = Recorded(hash);
     if (!recorded)
@@ -88,7 +93,7 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
 Result<eval::PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const std::string& child) {
   if (!target_.ComparesSideBySide()) return eval::PairedSpeedup{};  // no pairs: the medians decide
   // Kept like an evaluation, by target and machine, under both codes' hashes.
-  const std::string pair = "compare/" + agents::CodeHash(parent) + "-" + agents::CodeHash(child);
+  const std::string pair = "compare/" + agents::CodeHash(parent, language_) + "-" + agents::CodeHash(child, language_);
   const std::string key = Key(pair);
   auto recorded = Recorded(pair);
   if (!recorded) return recorded.error();
@@ -334,7 +339,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
       fmt::print(stderr, "[{}] evaluating the baseline...\n", task.name);
       auto profile = evaluator.EvaluateOne(*code);
       if (!profile) return profile.error();
-      result.baseline = {0, 0, 0, "", "", *code, agents::CodeHash(*code), *profile};
+      result.baseline = {0, 0, 0, "", "", *code, agents::CodeHash(*code, ScopeOf(task, info).language), *profile};
       recorder.OnCandidate(result.baseline);
       state.known.push_back(result.baseline);
     }

@@ -57,6 +57,7 @@ class StoreEvaluator : public search::CandidateEvaluator {
   const suite::Task& task_;
   std::string shape_;
   int64_t run_id_;
+  std::string language_;  ///< of the codes: how their hashes fold them (agents::CodeHash)
 };
 
 /// Records candidates, lessons and checkpoints; prints progress to stderr.

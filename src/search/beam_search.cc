@@ -236,7 +236,7 @@ class Iteration {
         c.parent_hash = parent.hash;
         c.plan = p.plan.Text();
         c.code = *code;
-        c.hash = agents::CodeHash(*code);
+        c.hash = agents::CodeHash(*code, options_.scope.language);
         p.samples.push_back(std::move(c));
       }
     });
@@ -352,7 +352,7 @@ class Iteration {
       Candidate c = bad;
       c.id = 0;
       c.code = *code;
-      c.hash = agents::CodeHash(*code);
+      c.hash = agents::CodeHash(*code, options_.scope.language);
       c.plan = bad.plan;
       results[i] = c;
     });
@@ -395,7 +395,7 @@ class Iteration {
           Candidate v = c;
           v.id = 0;
           v.code = ApplySetting(c.code, setting);
-          v.hash = agents::CodeHash(v.code);
+          v.hash = agents::CodeHash(v.code, options_.scope.language);
           v.plan = c.plan + "\n" + kTunedMark + SettingText(setting) + ")";
           sweep.plans.push_back(v.plan);
           sweep.variants.push_back(std::move(v));

@@ -97,7 +97,7 @@ class BeamSearchTest : public ::testing::Test {
     CodeTimedEvaluator evaluator;
     Candidate baseline;
     baseline.code = "ms 8;\n";
-    baseline.hash = agents::CodeHash(baseline.code);
+    baseline.hash = agents::CodeHash(baseline.code, "c++");
     baseline.profile = *evaluator.Evaluate({baseline.code}).front();
     state.baseline = state.best = baseline;
     state.beam = state.known = {baseline};
