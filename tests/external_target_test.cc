@@ -49,15 +49,18 @@ class ExternalTarget : public ::testing::Test {
 
   // An evaluator written as a shell script: `describe` answers as the Python
   // one would; `body` answers build, check and time (the request file is $1).
-  std::string Script(const std::string& body) {
+  static constexpr const char* kPeaks =
+      "\"peaks\": {\"bandwidth_gbs\": 1, \"peak_mm_gflops\": 0.001, \"peak_vec_gflops\": 0.001}";
+  std::string Script(const std::string& body, const std::string& scoring = kPeaks) {
     const std::string path = scripts_.path() + "/evaluator" + std::to_string(++scripts_made_) + ".sh";
     const std::string text =
         "#!/bin/sh\n"
         "op=$(sed -n 's/.*\"op\": *\"\\([a-z]*\\)\".*/\\1/p' \"$1\")\n"
         "if [ \"$op\" = describe ]; then\n"
         "  echo '{\"protocol\": 1, \"name\": \"scripted\", \"language\": \"python\", \"file_extension\": \".py\", "
-        "\"fence_tags\": [\"python\"], \"peaks\": {\"bandwidth_gbs\": 1, \"peak_mm_gflops\": 0.001, "
-        "\"peak_vec_gflops\": 0.001}}'\n"
+        "\"fence_tags\": [\"python\"], " +
+        scoring +
+        "}'\n"
         "  exit 0\n"
         "fi\n" +
         body;
@@ -226,6 +229,44 @@ TEST_F(ExternalTarget, AnEvaluatorOutsideTheProtocolIsAnEngineErrorNotAVerdict) 
 
 // A kernel an evaluator times faster than its own peaks allow is measured
 // again, then suspect; an honest answer is scored.
+// An evaluator that scores by a plain metric: its samples are figures (here
+// throughput, higher is better), compared by their reciprocal; no roofline.
+TEST_F(ExternalTarget, AMetricWithADirectionScoresInsteadOfPeaks) {
+  const std::string answers =
+      "case \"$op\" in\n"
+      "  build) echo '{\"protocol\": 1, \"status\": \"ok\", \"artifact\": \"k\"}' ;;\n"
+      "  check) echo '{\"protocol\": 1, \"status\": \"ok\", \"checked_calls\": 1, \"errors\": {\"rel_l2\": 0, "
+      "\"max_abs\": 0}}' ;;\n"
+      "  time) echo '{\"protocol\": 1, \"status\": \"ok\", \"series\": [[400, 500, 250, 500, 500]]}' ;;\n"
+      "esac\n";
+  auto target =
+      Make(Script(answers, "\"metric\": {\"name\": \"throughput\", \"unit\": \"items/s\", \"direction\": \"higher\"}"));
+  ASSERT_NE(target, nullptr);
+  EXPECT_EQ(target->Rates().bandwidth_gbs, 0);
+  auto profile = Evaluate(*target, "def kernel(x, y, out): pass\n");
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  ASSERT_EQ(profile->status, eval::Verdict::kOk) << profile->message;
+  ASSERT_TRUE(profile->metric && profile->latency);
+  EXPECT_DOUBLE_EQ(profile->metric->median, 500);
+  EXPECT_DOUBLE_EQ(profile->metric->best, 500);
+  EXPECT_DOUBLE_EQ(profile->metric->worst, 250);
+  EXPECT_DOUBLE_EQ(profile->latency->median_s, 1.0 / 500);
+  EXPECT_EQ(profile->percent_of_peak, 0);
+  EXPECT_EQ(eval::MeasureText(*profile), "500 items/s");
+
+  external::ExternalOptions options;
+  options.command = {
+      Script(answers, std::string(kPeaks) + ", \"metric\": {\"name\": \"t\", \"direction\": \"lower\"}")};
+  options.work_dir = scratch_.path();
+  auto both = external::MakeExternalTarget(options);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("not both"), std::string::npos) << both.error().message;
+  options.command = {Script(answers, "\"metric\": {\"name\": \"t\", \"direction\": \"up\"}")};
+  auto sideways = external::MakeExternalTarget(options);
+  ASSERT_FALSE(sideways.ok());
+  EXPECT_NE(sideways.error().message.find("metric.direction"), std::string::npos) << sideways.error().message;
+}
+
 TEST_F(ExternalTarget, FasterThanTheReportedPeaksIsSuspect) {
   const std::string prefix =
       "[ \"$op\" = build ] && { echo '{\"protocol\": 1, \"status\": \"ok\", \"artifact\": \"a\"}'; exit 0; }\n"

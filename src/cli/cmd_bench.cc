@@ -116,8 +116,10 @@ void RegisterBench(CLI::App& app) {
       ++index;
       const std::string extension = target->Describe().file_extension;
       if (!target->Supports(*task)) {
-        fmt::print(stderr, "[{}/{}] {}: no reference and baseline{} for the {} target: skipped\n", index,
-                   selected.size(), task->name, extension, target->name());
+        fmt::print(stderr, "[{}/{}] {}: {}: skipped\n", index, selected.size(), task->name,
+                   task->kind == suite::TaskKind::kCode
+                       ? "a code task (`accelopt eval` measures it)"
+                       : "no reference and baseline" + extension + " for the " + target->name() + " target");
         continue;
       }
       std::vector<std::pair<std::string, targets::Candidate>> kernels;

@@ -9,6 +9,7 @@
 #include "core/json_io.h"
 #include "core/paths.h"
 #include "core/scratch.h"
+#include "eval/metric.h"
 #include "eval/sandbox.h"
 #include "eval/stats.h"
 #include "targets/code/files.h"
@@ -282,7 +283,7 @@ Result<std::optional<double>> CodeTarget::RunBench(const suite::Task& task, Prep
                 FailureOf("the benchmark", *ran, spec.timeout_seconds));
   auto figure = ReadMetric(ran->out, spec.metric);
   if (!figure) return fail(eval::Verdict::kRuntimeError, figure.error().message);
-  return std::optional<double>(CostOf(*figure, spec.metric));
+  return std::optional<double>(eval::CostOf(*figure, spec.metric));
 }
 
 void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<double>& costs) const {
@@ -290,12 +291,7 @@ void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<
   eval::Profile& profile = p.profile;
   profile.latency = eval::Summarize(costs);
   profile.latency->series = 1;
-  eval::MetricFigures m{spec.metric.name, spec.metric.unit, spec.metric.higher_is_better};
-  m.median = FigureOf(profile.latency->median_s, spec.metric);
-  m.best = FigureOf(profile.latency->min_s, spec.metric);
-  m.worst = FigureOf(profile.latency->max_s, spec.metric);
-  m.runs = static_cast<int>(costs.size());
-  profile.metric = m;
+  profile.metric = eval::FiguresOf(*profile.latency, spec.metric, static_cast<int>(costs.size()));
   profile.conditions = fmt::format(
       "the benchmark command run {} times in the candidate's own built copy, after one run that is not counted; "
       "its figure read from each run's output",

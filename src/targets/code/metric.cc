@@ -91,8 +91,4 @@ Result<double> ReadMetric(const std::string& output, const suite::MetricSpec& me
   return value;
 }
 
-double CostOf(double figure, const suite::MetricSpec& metric) { return metric.higher_is_better ? 1 / figure : figure; }
-
-double FigureOf(double cost, const suite::MetricSpec& metric) { return metric.higher_is_better ? 1 / cost : cost; }
-
 }  // namespace accelopt::code

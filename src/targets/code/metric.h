@@ -14,10 +14,4 @@ namespace accelopt::code {
 /// missing; a figure that is not a positive finite number is an Error too.
 Result<double> ReadMetric(const std::string& output, const suite::MetricSpec& metric);
 
-/// What the engine compares: lower is better. The figure itself when lower is
-/// better, its reciprocal when higher is.
-double CostOf(double figure, const suite::MetricSpec& metric);
-/// The figure a cost stands for.
-double FigureOf(double cost, const suite::MetricSpec& metric);
-
 }  // namespace accelopt::code

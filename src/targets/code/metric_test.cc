@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "eval/metric.h"
+
 namespace accelopt::code {
 namespace {
 
@@ -57,10 +59,15 @@ TEST(CodeMetric, AMissingOrImpossibleFigureIsAnError) {
 TEST(CodeMetric, HigherIsBetterIsComparedByItsReciprocal) {
   suite::MetricSpec m;
   m.higher_is_better = true;
-  EXPECT_DOUBLE_EQ(CostOf(4, m), 0.25);
-  EXPECT_DOUBLE_EQ(FigureOf(0.25, m), 4);
+  EXPECT_DOUBLE_EQ(eval::CostOf(4, m), 0.25);
+  EXPECT_DOUBLE_EQ(eval::FigureOf(0.25, m), 4);
+  eval::LatencyStats costs = eval::Summarize({0.25, 0.5, 0.2});
+  const eval::MetricFigures f = eval::FiguresOf(costs, m, 3);
+  EXPECT_DOUBLE_EQ(f.median, 4);
+  EXPECT_DOUBLE_EQ(f.best, 5);  // the highest figure is the lowest cost
+  EXPECT_DOUBLE_EQ(f.worst, 2);
   m.higher_is_better = false;
-  EXPECT_DOUBLE_EQ(CostOf(4, m), 4);
+  EXPECT_DOUBLE_EQ(eval::CostOf(4, m), 4);
 }
 
 }  // namespace

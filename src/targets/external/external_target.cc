@@ -10,6 +10,7 @@
 #include "core/json_io.h"
 #include "core/paths.h"
 #include "core/scratch.h"
+#include "eval/metric.h"
 #include "eval/sandbox.h"
 #include "eval/scoring.h"
 #include "suite/roofline.h"
@@ -95,6 +96,21 @@ Json PeaksJson(const eval::ScoringPeaks& p) {
   j["fingerprint"] = p.fingerprint;
   j["measured_at"] = p.measured_at;
   return j;
+}
+
+// The plain metric a description names instead of peaks: what its `time`
+// samples and `compare` pairs are figures of, and which way is better.
+Result<suite::MetricSpec> MetricFrom(const Json& j) {
+  if (!j.is_object()) return Error{"metric: expected an object (name, unit, direction)"};
+  suite::MetricSpec m;
+  m.name = j.value("name", "");
+  m.unit = j.value("unit", "");
+  if (m.name.empty()) return Error{"metric.name: expected what the figure is (\"throughput\", \"time per step\")"};
+  const std::string direction = j.value("direction", "");
+  if (direction != "lower" && direction != "higher")
+    return Error{"metric.direction: expected \"lower\" or \"higher\" (which is better)"};
+  m.higher_is_better = direction == "higher";
+  return m;
 }
 
 // The task at its shape, as an evaluator is told it.
@@ -276,10 +292,10 @@ class ExternalTarget : public targets::Target {
         if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number() || !pair[1].is_number() ||
             !(pair[0].get<double>() > 0) || !(pair[1].get<double>() > 0) || !std::isfinite(pair[0].get<double>()) ||
             !std::isfinite(pair[1].get<double>()))
-          return Error{"the evaluator answered 'compare' with a pair that is not two positive numbers of seconds: " +
-                       pair.dump()};
-        times_a.push_back(pair[0].get<double>());
-        times_b.push_back(pair[1].get<double>());
+          return Error{"the evaluator answered 'compare' with a pair that is not two positive numbers of " + Unit() +
+                       ": " + pair.dump()};
+        times_a.push_back(Cost(pair[0].get<double>()));
+        times_b.push_back(Cost(pair[1].get<double>()));
       }
       result.speedup = eval::PairedComparison(times_a, times_b);
       return result;
@@ -297,6 +313,9 @@ class ExternalTarget : public targets::Target {
   /// Requests after `describe` go to one persistent process (`COMMAND --serve`).
   void Serve(bool serve) { serve_ = serve; }
 
+  /// Samples and pairs are figures of this metric, not seconds.
+  void Measures(const suite::MetricSpec& metric) { metric_ = metric; }
+
  private:
   // The verdict an answer states; an Error when it states none, an unknown
   // one, one the step cannot give, or a failure without a message.
@@ -312,6 +331,11 @@ class ExternalTarget : public targets::Target {
   }
 
   Result<std::unique_ptr<ScratchDir>> Scratch() const { return ScratchFor(options_, "external"); }
+
+  // What a sample costs (lower is better): seconds, or the metric's figure turned so.
+  double Cost(double sample) const { return metric_ ? eval::CostOf(sample, *metric_) : sample; }
+  // What samples are counted in, for messages.
+  std::string Unit() const { return metric_ ? "'" + metric_->name + "'" : "seconds"; }
 
   Result<Profile> EvaluateOne(const targets::EvalRequest& r) {
     auto scratch = Scratch();
@@ -417,13 +441,14 @@ class ExternalTarget : public targets::Target {
         return Error{fmt::format("the evaluator answered 'time' with a series of fewer than {} samples", least)};
       for (const Json& v : s) {
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
-          return Error{"the evaluator answered 'time' with a sample that is not a positive number of seconds: " +
+          return Error{"the evaluator answered 'time' with a sample that is not a positive number of " + Unit() + ": " +
                        v.dump()};
-        one.push_back(v.get<double>());
+        one.push_back(Cost(v.get<double>()));
       }
     }
     profile.latency = eval::MostStable(samples);
     profile.latency->series = static_cast<int>(samples.size());
+    if (metric_) profile.metric = eval::FiguresOf(*profile.latency, *metric_, profile.latency->calls);
     profile.checked_calls += timed->value("checked_calls", 0);
     return Ok{};
   }
@@ -441,6 +466,7 @@ class ExternalTarget : public targets::Target {
   std::optional<eval::ScoringPeaks> peaks_;
   bool serve_ = false;
   bool compares_ = false;
+  std::optional<suite::MetricSpec> metric_;
   mutable std::unique_ptr<ServedProcess> served_;
 };
 
@@ -489,6 +515,13 @@ Result<std::unique_ptr<targets::Target>> Described(const Result<Json>& answer, c
     peaks = *parsed;
   }
   auto target = std::make_unique<ExternalTarget>(resolved, std::move(info), text("machine"), std::move(peaks));
+  if (a.contains("metric") && !a["metric"].is_null()) {
+    auto metric = MetricFrom(a["metric"]);
+    if (!metric) return Error{where + metric.error().message};
+    if (a.contains("peaks") && !a["peaks"].is_null())
+      return Error{where + "both peaks and a metric: a kernel is scored against a roofline or by a metric, not both"};
+    target->Measures(*metric);
+  }
   target->Serve(a.contains("serve") && a["serve"] == true && !options.one_invocation_per_request);
   target->Compares(a.contains("compare") && a["compare"] == true);
   return std::unique_ptr<targets::Target>(std::move(target));
