@@ -281,7 +281,7 @@ Result<std::optional<double>> CodeTarget::RunBench(const suite::Task& task, Prep
   if (!ran->exited_cleanly())
     return fail(ran->timed_out ? eval::Verdict::kTimeout : eval::Verdict::kRuntimeError,
                 FailureOf("the benchmark", *ran, spec.timeout_seconds));
-  auto figure = ReadMetric(ran->out, spec.metric);
+  auto figure = ReadMetric(ran->out, ran->err, spec.metric);
   if (!figure) return fail(eval::Verdict::kRuntimeError, figure.error().message);
   return std::optional<double>(eval::CostOf(*figure, spec.metric));
 }

@@ -298,6 +298,7 @@ Result<std::vector<SourceFile>> CollectFiles(const fs::path& root, const std::ve
     if (!AnyGlobMatches(globs, rel)) continue;
     auto text = ReadFile(it->path().string());
     if (!text) return text.error();
+    if (text->find('\0') != std::string::npos) continue;  // binary: nothing the agents can edit as text
     bytes += text->size();
     out.push_back({rel, std::move(*text)});
   }

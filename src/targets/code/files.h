@@ -43,8 +43,9 @@ Result<std::vector<SourceFile>> ParseFiles(const std::string& document);
 Result<std::string> ApplyAnswer(const std::string& answer, const std::string& document,
                                 const std::vector<std::string>& globs);
 
-/// The regular files under `root` (not under .git) that match `globs`, sorted
-/// by path. An Error when none does, or they are too large for a prompt.
+/// The regular text files under `root` (not under .git; a file holding a NUL
+/// byte is binary and left out) that match `globs`, sorted by path. An Error when none does, or they are too large for
+/// a prompt.
 Result<std::vector<SourceFile>> CollectFiles(const std::filesystem::path& root, const std::vector<std::string>& globs);
 
 /// The most bytes the files of one candidate may come to (they are shown whole in prompts).

@@ -91,4 +91,12 @@ Result<double> ReadMetric(const std::string& output, const suite::MetricSpec& me
   return value;
 }
 
+Result<double> ReadMetric(const std::string& out, const std::string& err, const suite::MetricSpec& metric) {
+  auto from_out = ReadMetric(out, metric);
+  if (from_out || err.empty()) return from_out;
+  auto from_err = ReadMetric(err, metric);
+  if (from_err) return from_err;
+  return Error{from_out.error().message + "\n(nor in its standard error: " + from_err.error().message + ")"};
+}
+
 }  // namespace accelopt::code

@@ -13,5 +13,8 @@ namespace accelopt::code {
 /// output, else in its last line that is JSON). An Error says what was
 /// missing; a figure that is not a positive finite number is an Error too.
 Result<double> ReadMetric(const std::string& output, const suite::MetricSpec& metric);
+/// The metric in a benchmark's standard output, else in its standard error
+/// (where tools such as `time` write); an Error says what both lacked.
+Result<double> ReadMetric(const std::string& out, const std::string& err, const suite::MetricSpec& metric);
 
 }  // namespace accelopt::code

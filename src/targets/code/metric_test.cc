@@ -38,6 +38,18 @@ TEST(CodeMetric, AJsonPathLeadsToTheNumber) {
   EXPECT_DOUBLE_EQ(*after, 12);
 }
 
+TEST(CodeMetric, AFigureOnStandardErrorCountsWhenStandardOutputHasNone) {
+  auto v = ReadMetric("done\n", "real 1.50\n", Regex(R"(real ([0-9.]+))"));
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_DOUBLE_EQ(*v, 1.5);
+  auto stdout_first = ReadMetric("real 2\n", "real 3\n", Regex(R"(real ([0-9.]+))"));
+  ASSERT_TRUE(stdout_first);
+  EXPECT_DOUBLE_EQ(*stdout_first, 2);
+  auto neither = ReadMetric("a\n", "b\n", Regex(R"(real ([0-9.]+))"));
+  ASSERT_FALSE(neither);
+  EXPECT_NE(neither.error().message.find("nor in its standard error"), std::string::npos);
+}
+
 TEST(CodeMetric, AMissingOrImpossibleFigureIsAnError) {
   auto none = ReadMetric("nothing here\n", Regex(R"(([0-9.]+) ns)"));
   ASSERT_FALSE(none);
