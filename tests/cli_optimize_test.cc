@@ -135,6 +135,22 @@ TEST(CliOptimize, AnAnswerThatDoesNotApplyIsRecordedWithItsReason) {
   EXPECT_NE(show.out.find("EDIT: lib/value.txt, edit 1 of 1: the SEARCH text"), std::string::npos) << show.out;
 }
 
+// A code task whose repository cannot be had is refused before a run or a store is made.
+TEST(CliOptimize, ACodeTaskWithoutItsRepositoryCreatesNoRun) {
+  testing::TempDir dir;
+  fs::create_directories(dir.path() + "/tasks/gone");
+  std::ofstream(dir.path() + "/tasks/gone/task.yaml")
+      << "name: gone\nkind: code\ncode:\n  repo: " << dir.path() << "/no-such-repo.git\n  commit: main\n"
+      << "  language: c++\n  files: [src/*.cc]\n  test: 'true'\n  bench: echo 1\n"
+      << "  metric: {name: t, regex: '([0-9]+)', direction: lower}\n";
+  CommandRun run =
+      Accelopt("optimize gone --suite " + dir.path() + "/tasks --scripted " + std::string(ACCELOPT_SOURCE_DIR) +
+               "/examples/answers/wordfreq.jsonl --db " + dir.path() + "/accelopt.db");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("no-such-repo.git at main: git clone failed"), std::string::npos) << run.out;
+  EXPECT_FALSE(fs::exists(dir.path() + "/accelopt.db"));
+}
+
 // Named tasks without a model are an error that says how to configure one or
 // ask for the demo; the recorded demo never stands in for them silently.
 TEST(CliOptimize, NamedTasksWithoutAModelAreAnErrorNotTheDemo) {

@@ -136,7 +136,7 @@ Prepared Prepare(OptimizeFlags& f) {
   return p;
 }
 
-// Each task runs on the target, or the run is not created.
+// Each task runs on the target and has its baseline, or the run is not created.
 void CheckSupported(const std::vector<const suite::Task*>& tasks, const targets::Target& target) {
   for (const suite::Task* task : tasks) {
     if (target.Supports(*task)) continue;
@@ -145,6 +145,9 @@ void CheckSupported(const std::vector<const suite::Task*>& tasks, const targets:
                                 : "it has no reference and baseline" + target.Describe().file_extension + " for it";
     throw Exit{kExitError, "the " + target.name() + " target cannot run task '" + task->name + "': " + why};
   }
+  // What each search starts from can be had (a code task's repository cloned, its files found).
+  for (const suite::Task* task : tasks)
+    if (auto baseline = target.Baseline(*task); !baseline) throw Exit{kExitError, baseline.error().message};
 }
 
 // On Ctrl-C or SIGTERM the run is marked interrupted (after the store's
@@ -247,11 +250,11 @@ void RegisterOptimize(CLI::App& app) {
     }
     if (f.demo) UseDemo(f);
     Prepared prepared = Prepare(f);
-    auto db = OpenDb(f.db, /*create=*/true);
     // The run keeps the hardware profile it is scored against: every stored
     // percentage can be recomputed from its latency and this profile.
     auto target = MakeTargetOrExit(TargetSettingsFor(f.eval), f.eval.target);
     CheckSupported(prepared.selected, *target);
+    auto db = OpenDb(f.db, /*create=*/true);
     Json config = run::ToJson(ConfigOf(f));
     config["hardware"] = target->Hardware();
     auto run_id = db->CreateRun(config);
