@@ -44,11 +44,11 @@ class CrashingStore : public store::Store {
   Result<std::optional<std::pair<int, Json>>> LatestIteration(int64_t run, const std::string& task) override {
     return inner_.LatestIteration(run, task);
   }
-  Result<int64_t> AddLesson(const store::Lesson& lesson) override { return Write(inner_.AddLesson(lesson)); }
-  Result<std::vector<store::Lesson>> ListLessons(const std::string& memory, int limit) override {
+  Result<int64_t> AddLesson(const store::StoredLesson& lesson) override { return Write(inner_.AddLesson(lesson)); }
+  Result<std::vector<store::StoredLesson>> ListLessons(const std::string& memory, int limit) override {
     return inner_.ListLessons(memory, limit);
   }
-  Result<std::optional<store::Lesson>> GetLesson(int64_t id) override { return inner_.GetLesson(id); }
+  Result<std::optional<store::StoredLesson>> GetLesson(int64_t id) override { return inner_.GetLesson(id); }
   Result<std::vector<std::pair<std::string, int>>> ListMemories() override { return inner_.ListMemories(); }
 
  private:

@@ -226,7 +226,7 @@ TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
   // Every lesson's pair is a parent->child edge of the recorded lineage.
   std::map<int64_t, int64_t> parent_of;
   for (const auto& c : *candidates) parent_of[c.id] = c.parent_id;
-  for (const auto& l : *lessons) EXPECT_EQ(parent_of[l.fast_candidate], l.slow_candidate) << l.title;
+  for (const auto& l : *lessons) EXPECT_EQ(parent_of[l.fast_candidate], l.slow_candidate) << l.lesson.title;
   auto checkpoint = db->LatestIteration(*run, "scale");
   ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
   EXPECT_EQ((*checkpoint)->first, 2);

@@ -150,7 +150,7 @@ Result<std::string> Agents::Fix(const std::string& code, const std::string& stat
   return CodeIn("fixer", *answer, code, key);
 }
 
-Result<std::optional<LessonText>> Agents::Summarize(const PairView& pair, const Plan& plan, const std::string& key) {
+Result<std::optional<Lesson>> Agents::Summarize(const PairView& pair, const Plan& plan, const std::string& key) {
   auto v = Common();
   v["slow_kernel"] = pair.slow.code;
   v["slow_profile"] = pair.slow.profile_text;

@@ -82,7 +82,7 @@ class Agents {
   Result<std::string> Fix(const std::string& code, const std::string& status, const std::string& log,
                           const std::string& key);
   /// A lesson from a slow/fast pair; nullopt for "no optimization found".
-  Result<std::optional<LessonText>> Summarize(const PairView& pair, const Plan& plan, const std::string& key);
+  Result<std::optional<Lesson>> Summarize(const PairView& pair, const Plan& plan, const std::string& key);
 
  private:
   std::map<std::string, std::string> Common() const;

@@ -139,7 +139,7 @@ const std::vector<std::string>& Strategies() {
   return names;
 }
 
-std::optional<LessonText> ParseLesson(const std::string& answer) {
+std::optional<Lesson> ParseLesson(const std::string& answer) {
   std::string text = Trim(answer);
   if (Lower(text).find("no optimization found") != std::string::npos && text.size() < 80) return std::nullopt;
   // The last line starting with STRATEGY: names the kinds; it is not part of the text.
@@ -161,7 +161,10 @@ std::optional<LessonText> ParseLesson(const std::string& answer) {
   if (open == std::string::npos) return std::nullopt;
   size_t close = text.find("**", open + 2);
   if (close == std::string::npos) return std::nullopt;
-  LessonText lesson{Trim(text.substr(open + 2, close - open - 2)), text, strategies};
+  Lesson lesson;
+  lesson.title = Trim(text.substr(open + 2, close - open - 2));
+  lesson.text = text;
+  lesson.tags.strategies = strategies;
   if (lesson.title.empty()) return std::nullopt;
   return lesson;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/lesson.h"
+
 namespace accelopt::agents {
 
 /// The code-block tags of a C++ kernel: cpp, c++, cc, cxx, c.
@@ -33,13 +35,12 @@ std::vector<Plan> ParsePlans(const std::string& answer);
 /// The kinds of transformation a lesson is tagged with (its `STRATEGY:` line).
 const std::vector<std::string>& Strategies();
 
-struct LessonText {
-  std::string title;                    ///< inside the first **...**
-  std::string text;                     ///< the whole lesson, without its STRATEGY: line
-  std::vector<std::string> strategies;  ///< from Strategies(); {"other"} when the answer names none of them
-};
-/// nullopt for "no optimization found" or an answer without a bold title.
-std::optional<LessonText> ParseLesson(const std::string& answer);
+/// The lesson a summarizer's answer states: its title (inside the first
+/// **...**), its text (the whole answer without its STRATEGY: line) and the
+/// strategies it names (tags.strategies; {"other"} when it names none of
+/// Strategies()). nullopt for "no optimization found" or an answer without a
+/// bold title. The caller tags it with the kernels it is about and the measured speedup.
+std::optional<Lesson> ParseLesson(const std::string& answer);
 
 /// Whether `language` ("c++", "python", ...) is written free-form with C
 /// comments, so that comments and blank space never change what code does.

@@ -76,10 +76,10 @@ TEST(ParseLesson, StrategyLineBecomesTagsAndLeavesTheText) {
   auto lesson = ParseLesson("**Block for L2**\nKeep tiles resident.\nSTRATEGY: Tiling, loop order\n");
   ASSERT_TRUE(lesson);
   EXPECT_EQ(lesson->text, "**Block for L2**\nKeep tiles resident.");
-  EXPECT_EQ(lesson->strategies, (std::vector<std::string>{"tiling", "loop order"}));
+  EXPECT_EQ(lesson->tags.strategies, (std::vector<std::string>{"tiling", "loop order"}));
   auto untagged = ParseLesson("**Something**\nText.");
   ASSERT_TRUE(untagged);
-  EXPECT_EQ(untagged->strategies, std::vector<std::string>{"other"});
+  EXPECT_EQ(untagged->tags.strategies, std::vector<std::string>{"other"});
 }
 
 TEST(ParseLesson, NeedsABoldTitle) {

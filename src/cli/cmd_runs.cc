@@ -185,8 +185,8 @@ void RegisterShow(CLI::App& app) {
 }
 
 // The lesson as the memory holds it, with where it is kept and where it came from.
-Json LessonJson(const store::Lesson& l) {
-  Json j = memory::ToJson(run::MemoryLessonOf(l));
+Json LessonJson(const store::StoredLesson& l) {
+  Json j = ToJson(l.lesson);
   j["memory"] = l.memory;
   j["run_id"] = l.run_id;
   j["slow_candidate"] = l.slow_candidate;
@@ -213,9 +213,9 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
       ->check([](const std::string& tag) -> std::string {
         size_t eq = tag.find('=');
         if (eq == std::string::npos || eq + 1 == tag.size()) return "expected key=value, got '" + tag + "'";
-        if (memory::LessonTags probe; !probe.Set(tag.substr(0, eq), tag.substr(eq + 1))) {
+        if (LessonTags probe; !probe.Set(tag.substr(0, eq), tag.substr(eq + 1))) {
           std::string names;
-          for (const auto& n : memory::TagNames()) names += (names.empty() ? "" : ", ") + n;
+          for (const auto& n : LessonTagNames()) names += (names.empty() ? "" : ", ") + n;
           return "unknown tag '" + tag.substr(0, eq) + "' (tags: " + names + ")";
         }
         return "";
@@ -239,14 +239,13 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
         query.kernel.Set(key, value);  // the check above admits only tag names
     }
     for (const auto& w : words) query.text += (query.text.empty() ? "" : " ") + w;
-    std::vector<memory::MemoryLesson> lessons;
-    for (const auto& row : Must(store->ListLessons(name, run::kMemoryPool)))
-      lessons.push_back(run::MemoryLessonOf(row));
+    std::vector<Lesson> lessons;
+    for (const auto& stored : Must(store->ListLessons(name, run::kMemoryPool))) lessons.push_back(stored.lesson);
     auto chosen = memory::SelectLessons(lessons, query, {max_lessons, max_bytes});
     if (json) {
       Json out = Json::array();
       for (const auto& r : chosen) {
-        Json j = memory::ToJson(r.lesson);
+        Json j = ToJson(r.lesson);
         j["relevance"] = r.relevance;
         j["verified_effect"] = r.lesson.VerifiedEffect();
         out.push_back(j);
@@ -278,18 +277,19 @@ void RegisterMemory(CLI::App& app) {
     for (const auto& [memory, count] : memories) {
       fmt::print("{} ({} lessons)\n", memory, count);
       for (const auto& l : Must(store->ListLessons(memory, 0)))
-        fmt::print("  {:>4}  {:>6.2f}x  {:<16} {}\n", l.id, l.speedup, l.task, l.title);
+        fmt::print("  {:>4}  {:>6.2f}x  {:<16} {}\n", l.lesson.id, l.lesson.speedup, l.lesson.tags.task,
+                   l.lesson.title);
     }
   });
   auto* show = cmd->add_subcommand("show", "one lesson in full");
   show->add_option("ID", id, "lesson id")->required();
   show->add_option("--db", db, "the store (SQLite file)");
   show->callback([] {
-    auto lesson = Must(Open(db)->GetLesson(id));
-    if (!lesson) throw Exit{kExitError, fmt::format("no lesson {}", id)};
-    fmt::print("lesson {} in memory '{}': task {}, {:.2f}x, run {} (candidates {} -> {})\n\n{}\n", lesson->id,
-               lesson->memory, lesson->task, lesson->speedup, lesson->run_id, lesson->slow_candidate,
-               lesson->fast_candidate, lesson->text);
+    auto stored = Must(Open(db)->GetLesson(id));
+    if (!stored) throw Exit{kExitError, fmt::format("no lesson {}", id)};
+    const Lesson& l = stored->lesson;
+    fmt::print("lesson {} in memory '{}': task {}, {:.2f}x, run {} (candidates {} -> {})\n\n{}\n", l.id, stored->memory,
+               l.tags.task, l.speedup, stored->run_id, stored->slow_candidate, stored->fast_candidate, l.text);
   });
   RegisterMemorySearch(*cmd, db, name);
   auto* exp = cmd->add_subcommand("export", "write a memory's lessons as JSON");
@@ -317,7 +317,8 @@ void RegisterMemory(CLI::App& app) {
     auto store = Open(db, /*create=*/true);
     // A lesson the memory already holds (same task, title and text) is not added twice.
     std::set<std::tuple<std::string, std::string, std::string>> held;
-    for (const auto& l : Must(store->ListLessons(name, 0))) held.insert({l.task, l.title, l.text});
+    for (const auto& l : Must(store->ListLessons(name, 0)))
+      held.insert({l.lesson.tags.task, l.lesson.title, l.lesson.text});
     int added = 0, already = 0, position = 0;
     // Oldest first, so the newest stays newest.
     for (auto it = json->rbegin(); it != json->rend(); ++it) {
@@ -325,18 +326,17 @@ void RegisterMemory(CLI::App& app) {
       // The store numbers the lessons it adds: a file written by hand need not.
       Json entry = *it;
       if (entry.is_object() && !entry.contains("id")) entry["id"] = 0;
-      auto lesson = memory::MemoryLessonFromJson(entry);
+      auto lesson = LessonFromJson(entry);
       if (!lesson)
         throw Exit{kExitError,
                    file + " (entry " + std::to_string(json->size() - position + 1) + "): " + lesson.error().message};
-      store::Lesson l = run::LessonRow(*lesson);
-      l.memory = name;
-      if (l.target.empty()) l.target = "cpu";  // exported before lessons named their target
-      if (!held.insert({l.task, l.title, l.text}).second) {
+      Lesson& l = *lesson;
+      if (l.tags.target.empty()) l.tags.target = "cpu";  // exported before lessons named their target
+      if (!held.insert({l.tags.task, l.title, l.text}).second) {
         ++already;
         continue;
       }
-      Must(store->AddLesson(l));
+      Must(store->AddLesson({l, name}));
       ++added;
     }
     fmt::print("imported {} lessons into memory '{}'{}\n", added, name,

@@ -16,7 +16,7 @@ bool Compatible(const std::string& lesson, const std::string& kernel) {
 
 bool Same(const std::string& lesson, const std::string& kernel) { return !lesson.empty() && lesson == kernel; }
 
-bool HasWords(const MemoryLesson& l, const std::string& text) {
+bool HasWords(const Lesson& l, const std::string& text) {
   const std::string haystack = Lower(l.title + "\n" + l.text);
   std::istringstream words(Lower(text));
   for (std::string word; words >> word;)
@@ -33,83 +33,7 @@ std::string Join(const std::vector<std::string>& parts, const char* separator) {
 
 }  // namespace
 
-bool LessonTags::Has(const std::string& key, const std::string& value) const {
-  if (key == "task") return task == value;
-  if (key == "family") return family == value;
-  if (key == "bound") return bound == value;
-  if (key == "target") return target == value;
-  if (key == "language") return language == value;
-  if (key == "strategy") return std::find(strategies.begin(), strategies.end(), value) != strategies.end();
-  return false;
-}
-
-bool LessonTags::Set(const std::string& key, const std::string& value) {
-  if (key == "task")
-    task = value;
-  else if (key == "family")
-    family = value;
-  else if (key == "bound")
-    bound = value;
-  else if (key == "target")
-    target = value;
-  else if (key == "language")
-    language = value;
-  else if (key == "strategy")
-    strategies.push_back(value);
-  else
-    return false;
-  return true;
-}
-
-const std::vector<std::string>& TagNames() {
-  static const std::vector<std::string> names = {"task", "family", "bound", "target", "language", "strategy"};
-  return names;
-}
-
-double MemoryLesson::VerifiedEffect() const {
-  if (low > 1) return std::log(low);
-  if (high > 0 && high < 1) return std::log(high);
-  return 0;
-}
-
-Json ToJson(const MemoryLesson& l) {
-  return {{"id", l.id},
-          {"task", l.tags.task},
-          {"family", l.tags.family},
-          {"bound", l.tags.bound},
-          {"target", l.tags.target},
-          {"language", l.tags.language},
-          {"strategies", l.tags.strategies},
-          {"speedup", l.speedup},
-          {"speedup_low", l.low},
-          {"speedup_high", l.high},
-          {"title", l.title},
-          {"text", l.text}};
-}
-
-Result<MemoryLesson> MemoryLessonFromJson(const Json& j) {
-  try {
-    MemoryLesson l;
-    l.id = j.at("id");
-    l.tags.task = j.at("task");
-    l.tags.family = j.value("family", "");
-    l.tags.bound = j.value("bound", "");
-    l.tags.target = j.value("target", "");
-    l.tags.language = j.value("language", "");
-    l.tags.strategies = j.value("strategies", std::vector<std::string>{});
-    l.speedup = j.at("speedup");
-    // Lessons recorded before intervals were kept: the estimate is all there is.
-    l.low = j.value("speedup_low", l.speedup);
-    l.high = j.value("speedup_high", l.speedup);
-    l.title = j.at("title");
-    l.text = j.at("text");
-    return l;
-  } catch (const Json::exception& e) {
-    return Error{std::string("lesson: ") + e.what()};
-  }
-}
-
-std::vector<RankedLesson> SelectLessons(const std::vector<MemoryLesson>& lessons, const LessonQuery& q,
+std::vector<RankedLesson> SelectLessons(const std::vector<Lesson>& lessons, const LessonQuery& q,
                                         const SelectionLimits& limits) {
   std::vector<RankedLesson> candidates;
   for (const auto& l : lessons) {
@@ -137,7 +61,7 @@ std::vector<RankedLesson> SelectLessons(const std::vector<MemoryLesson>& lessons
   return chosen;
 }
 
-std::string RenderLesson(const MemoryLesson& l, int n) {
+std::string RenderLesson(const Lesson& l, int n) {
   char effect[160];
   if (l.low != l.high)
     std::snprintf(effect, sizeof effect, "%.2fx (95%% interval %.2f to %.2f)", l.speedup, l.low, l.high);
@@ -157,10 +81,10 @@ std::string RenderLessons(const std::vector<RankedLesson>& lessons) {
   return out;
 }
 
-OptimizationMemory::OptimizationMemory(std::vector<MemoryLesson> initial, SelectionLimits limits)
+OptimizationMemory::OptimizationMemory(std::vector<Lesson> initial, SelectionLimits limits)
     : limits_(limits), lessons_(std::move(initial)) {}
 
-void OptimizationMemory::Update(const std::vector<MemoryLesson>& newest) {
+void OptimizationMemory::Update(const std::vector<Lesson>& newest) {
   lessons_.insert(lessons_.begin(), newest.begin(), newest.end());
 }
 

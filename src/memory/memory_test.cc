@@ -5,8 +5,8 @@
 namespace accelopt::memory {
 namespace {
 
-MemoryLesson L(const std::string& title, const std::string& family, const std::string& bound, double low, double high) {
-  MemoryLesson l;
+Lesson L(const std::string& title, const std::string& family, const std::string& bound, double low, double high) {
+  Lesson l;
   l.tags = {"t-" + title, family, bound, "cpu", "c++", {"tiling"}};
   l.speedup = (low + high) / 2;
   l.low = low;
@@ -27,7 +27,7 @@ LessonQuery For(const std::string& family, const std::string& bound) {
 }
 
 TEST(SelectLessons, SameBoundAndFamilyFirstThenTheLargestVerifiedEffect) {
-  std::vector<MemoryLesson> lessons = {
+  std::vector<Lesson> lessons = {
       L("newest-other", "matmul", "mm", 1.05, 1.10),      // neither matches
       L("family-small", "elementwise", "mm", 1.10, 1.2),  // family only
       L("both-small", "elementwise", "memory", 1.05, 1.1),   L("both-large", "elementwise", "memory", 2.0, 2.2),
@@ -43,18 +43,18 @@ TEST(SelectLessons, SameBoundAndFamilyFirstThenTheLargestVerifiedEffect) {
 }
 
 TEST(SelectLessons, AnIntervalReachingOneProvesNothingAndOtherTargetsAreLeftOut) {
-  MemoryLesson cuda = L("cuda", "elementwise", "memory", 3, 4);
+  Lesson cuda = L("cuda", "elementwise", "memory", 3, 4);
   cuda.tags.target = "cuda";
-  std::vector<MemoryLesson> lessons = {L("unproven", "elementwise", "memory", 0.9, 3.0),
+  std::vector<Lesson> lessons = {L("unproven", "elementwise", "memory", 0.9, 3.0),
                                        L("proven", "elementwise", "memory", 1.2, 1.3), cuda};
   EXPECT_EQ(Titles(SelectLessons(lessons, For("elementwise", "memory"), {})),
             (std::vector<std::string>{"proven", "unproven"}));
 }
 
 TEST(SelectLessons, TheBlockStaysWithinItsSizeAndCount) {
-  std::vector<MemoryLesson> lessons;
+  std::vector<Lesson> lessons;
   for (int i = 0; i < 40; ++i) {
-    MemoryLesson l = L("lesson" + std::to_string(i), "elementwise", "memory", 1.1 + i * 0.01, 1.2 + i * 0.01);
+    Lesson l = L("lesson" + std::to_string(i), "elementwise", "memory", 1.1 + i * 0.01, 1.2 + i * 0.01);
     l.text += std::string(800, 'x');
     lessons.push_back(l);
   }
@@ -66,9 +66,9 @@ TEST(SelectLessons, TheBlockStaysWithinItsSizeAndCount) {
 }
 
 TEST(SelectLessons, RequiredTagsAndWordsFilter) {
-  MemoryLesson threaded = L("threads", "matmul", "mm", 1.5, 1.6);
+  Lesson threaded = L("threads", "matmul", "mm", 1.5, 1.6);
   threaded.tags.strategies = {"threading", "tiling"};
-  std::vector<MemoryLesson> lessons = {threaded, L("tiles", "matmul", "mm", 1.5, 1.6)};
+  std::vector<Lesson> lessons = {threaded, L("tiles", "matmul", "mm", 1.5, 1.6)};
   LessonQuery q = For("", "");
   q.required = {{"strategy", "threading"}};
   EXPECT_EQ(Titles(SelectLessons(lessons, q, {})), std::vector<std::string>{"threads"});
@@ -93,7 +93,7 @@ TEST(Memory, NewLessonsComeFirstAndRenderSaysWhatTheyDid) {
 
 TEST(LessonTags, SetAndHaveTheSameNames) {
   LessonTags tags;
-  for (const auto& name : TagNames()) {
+  for (const auto& name : LessonTagNames()) {
     EXPECT_TRUE(tags.Set(name, "x")) << name;
     EXPECT_TRUE(tags.Has(name, "x")) << name;
   }
@@ -101,14 +101,14 @@ TEST(LessonTags, SetAndHaveTheSameNames) {
 }
 
 TEST(Memory, LessonsRoundTripThroughJson) {
-  MemoryLesson l = L("x", "matmul", "mm", 1.5, 1.7);
+  Lesson l = L("x", "matmul", "mm", 1.5, 1.7);
   l.id = 7;
-  auto back = MemoryLessonFromJson(ToJson(l));
+  auto back = LessonFromJson(ToJson(l));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->tags, l.tags);
   EXPECT_EQ(back->low, 1.5);
   EXPECT_EQ(back->text, l.text);
-  EXPECT_FALSE(MemoryLessonFromJson(Json{{"id", 1}}).ok());
+  EXPECT_FALSE(LessonFromJson(Json{{"id", 1}}).ok());
 }
 
 }  // namespace

@@ -149,13 +149,8 @@ void RunRecorder::OnCandidate(search::Candidate& c) {
     fmt::print(stderr, "warning: {}\n", id.error().message);
 }
 
-void RunRecorder::OnLesson(memory::MemoryLesson& lesson, const search::Candidate& slow, const search::Candidate& fast) {
-  store::Lesson row = LessonRow(lesson);
-  row.memory = memory_name_;
-  row.run_id = run_id_;
-  row.slow_candidate = slow.id;
-  row.fast_candidate = fast.id;
-  auto id = store_.AddLesson(row);
+void RunRecorder::OnLesson(Lesson& lesson, const search::Candidate& slow, const search::Candidate& fast) {
+  auto id = store_.AddLesson({lesson, memory_name_, run_id_, slow.id, fast.id});
   if (id)
     lesson.id = *id;
   else
@@ -214,38 +209,10 @@ bool RunRecorder::ShouldStop() {
   return false;
 }
 
-memory::MemoryLesson MemoryLessonOf(const store::Lesson& row) {
-  memory::MemoryLesson l;
-  l.id = row.id;
-  l.tags = {row.task, row.family, row.bound, row.target, row.language, row.strategies};
-  l.speedup = row.speedup;
-  l.low = row.speedup_low;
-  l.high = row.speedup_high;
-  l.title = row.title;
-  l.text = row.text;
-  return l;
-}
-
-store::Lesson LessonRow(const memory::MemoryLesson& l) {
-  store::Lesson row;
-  row.task = l.tags.task;
-  row.target = l.tags.target;
-  row.family = l.tags.family;
-  row.bound = l.tags.bound;
-  row.language = l.tags.language;
-  row.strategies = l.tags.strategies;
-  row.speedup = l.speedup;
-  row.speedup_low = l.low;
-  row.speedup_high = l.high;
-  row.title = l.title;
-  row.text = l.text;
-  return row;
-}
-
 Json StateToJson(const search::SearchState& state) {
   Json beam = Json::array(), memory = Json::array();
   for (const auto& c : state.beam) beam.push_back(search::ToJson(c));
-  for (const auto& l : state.memory) memory.push_back(memory::ToJson(l));
+  for (const auto& l : state.memory) memory.push_back(ToJson(l));
   return {{"completed_iterations", state.completed_iterations}, {"beam", beam}, {"memory", memory}};
 }
 
@@ -259,7 +226,7 @@ Result<search::SearchState> StateFromJson(const Json& j) {
       state.beam.push_back(*candidate);
     }
     for (const auto& l : j.at("memory")) {
-      auto lesson = memory::MemoryLessonFromJson(l);
+      auto lesson = LessonFromJson(l);
       if (!lesson) return Error{"checkpoint: " + lesson.error().message};
       state.memory.push_back(*lesson);
     }
@@ -291,7 +258,7 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, co
   return brief;
 }
 
-memory::LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target) {
+LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target) {
   // A code task names its own language; a kernel's is its target's.
   const std::string& language = task.kind == suite::TaskKind::kCode ? task.code.language : target.language;
   return {task.name, task.family, "", target.name, language, {}};
@@ -348,7 +315,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
     state.beam = {result.baseline};
     auto lessons = db.ListLessons(memory_name, kMemoryPool);
     if (!lessons) return lessons.error();
-    for (const auto& l : *lessons) state.memory.push_back(MemoryLessonOf(l));
+    for (const auto& l : *lessons) state.memory.push_back(l.lesson);
     if (!state.memory.empty())
       fmt::print(stderr, "[{}] starting with {} lessons from memory '{}'\n", task.name, state.memory.size(),
                  memory_name);

@@ -66,7 +66,7 @@ class RunRecorder : public search::SearchListener {
   RunRecorder(store::Store& store, llm::LlmClient& client, int64_t run_id, std::string task, std::string memory_name,
               int iterations);
   void OnCandidate(search::Candidate& candidate) override;
-  void OnLesson(memory::MemoryLesson& lesson, const search::Candidate& slow, const search::Candidate& fast) override;
+  void OnLesson(Lesson& lesson, const search::Candidate& slow, const search::Candidate& fast) override;
   void OnComparison(const search::Candidate& parent, const search::Candidate& child) override;
   void OnAgentFailure(const std::string& role, const std::string& message) override;
   void OnTuning(const search::Candidate& kernel, const std::string& what) override;
@@ -94,10 +94,6 @@ Result<search::SearchState> StateFromJson(const Json& j);
 /// The lessons a search draws on: the newest of its memory, at most.
 constexpr int kMemoryPool = 500;
 
-/// A stored lesson as the memory holds it, and back (without memory name and lineage).
-memory::MemoryLesson MemoryLessonOf(const store::Lesson& row);
-store::Lesson LessonRow(const memory::MemoryLesson& lesson);
-
 /// The LLM calls of a run (those for `task` only, when named), added up.
 struct LlmTotals {
   size_t calls = 0, answered = 0;  ///< failed calls cost nothing
@@ -109,7 +105,7 @@ struct LlmTotals {
 LlmTotals SumLlmCalls(const std::vector<Json>& calls, const std::string& task = "");
 
 /// What a task's kernels are, for the memory: its name and family, the target's name and kernel language.
-memory::LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target);
+LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target);
 
 /// What every prompt says about the task: its signature, shape, reference,
 /// the shapes it is also checked on, the build command and the machine, as the target tells them.

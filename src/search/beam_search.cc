@@ -275,8 +275,8 @@ class Iteration {
   }
 
   // What the memory is asked about for a kernel: its task and its bound.
-  memory::LessonTags KernelTags(const Candidate& c) const {
-    memory::LessonTags tags = options_.scope;
+  LessonTags KernelTags(const Candidate& c) const {
+    LessonTags tags = options_.scope;
     tags.bound = c.profile.bound;
     return tags;
   }
@@ -484,7 +484,7 @@ class Iteration {
     }
     std::vector<size_t> picked =
         PickLessonPairs(speedups, options_.top_k, options_.max_threshold, options_.min_threshold);
-    std::vector<std::optional<memory::MemoryLesson>> lessons(picked.size());
+    std::vector<std::optional<Lesson>> lessons(picked.size());
     ParallelFor(picked.size(), options_.llm_parallelism, [&](size_t i) {
       size_t k = picked[i];
       const auto& [slow, fast] = pairs[k];
@@ -493,18 +493,17 @@ class Iteration {
       auto lesson = agents_.Summarize(pair, *plans[k], key_ + "/summary/" + slow->hash + "-" + fast->hash);
       if (!lesson) return Fail("summarizer", lesson.error().message);
       if (!*lesson) return;
-      memory::MemoryLesson l;
+      Lesson l = **lesson;
+      const std::vector<std::string> strategies = l.tags.strategies;
       l.tags = KernelTags(*slow);
-      l.tags.strategies = (*lesson)->strategies;
+      l.tags.strategies = strategies;
       l.speedup = speedup.estimate;
       l.low = speedup.low;
       l.high = speedup.high;
-      l.title = (*lesson)->title;
-      l.text = (*lesson)->text;
       lessons[i] = l;
     });
     ReportFailures();
-    std::vector<memory::MemoryLesson> fresh;
+    std::vector<Lesson> fresh;
     for (size_t i = 0; i < picked.size(); ++i)
       if (lessons[i]) {
         listener_.OnLesson(*lessons[i], *pairs[picked[i]].first, *pairs[picked[i]].second);

@@ -53,7 +53,7 @@ struct SearchOptions {
   /// What the search's kernels are (task, family, target, language; the bound
   /// is each kernel's own): the memory is asked for lessons about such
   /// kernels, and the lessons learnt are tagged so.
-  memory::LessonTags scope;
+  LessonTags scope;
 };
 
 /// A kernel the search has seen.
@@ -97,7 +97,7 @@ class SearchListener {
   /// A new candidate was evaluated; set its id.
   virtual void OnCandidate(Candidate& candidate) { (void)candidate; }
   /// A lesson was distilled; set its id.
-  virtual void OnLesson(memory::MemoryLesson& lesson, const Candidate& slow, const Candidate& fast) {
+  virtual void OnLesson(Lesson& lesson, const Candidate& slow, const Candidate& fast) {
     (void)lesson, (void)slow, (void)fast;
   }
   /// A kept child was compared with its parent side by side (child.vs_parent is set).
@@ -124,9 +124,9 @@ class SearchListener {
 
 struct SearchState {
   int completed_iterations = 0;
-  std::vector<Candidate> beam;               ///< best first
-  std::vector<memory::MemoryLesson> memory;  ///< the lessons drawn on, newest first
-  Candidate best;                            ///< best ever (ok), or the baseline
+  std::vector<Candidate> beam;  ///< best first
+  std::vector<Lesson> memory;   ///< the lessons drawn on, newest first
+  Candidate best;               ///< best ever (ok), or the baseline
   Candidate baseline;
   /// Every candidate evaluated so far in this search (the baseline included):
   /// a new candidate with the same normalized code is a duplicate, not re-evaluated or re-recorded.

@@ -66,12 +66,12 @@ class CodeTimedEvaluator : public CandidateEvaluator {
 
 class Lessons : public SearchListener {
  public:
-  void OnLesson(memory::MemoryLesson& lesson, const Candidate& slow, const Candidate& fast) override {
+  void OnLesson(Lesson& lesson, const Candidate& slow, const Candidate& fast) override {
     pairs.push_back({slow.hash, fast.parent_hash});
     lessons.push_back(lesson);
   }
   std::vector<std::pair<std::string, std::string>> pairs;  // (slow's hash, fast's parent hash)
-  std::vector<memory::MemoryLesson> lessons;
+  std::vector<Lesson> lessons;
 };
 
 std::string Fenced(const std::string& code) { return "```cpp\n" + code + "```\n"; }
@@ -189,8 +189,8 @@ TEST_F(BeamSearchTest, AgentsSeeTheLineageAndTheSummarizerBothProfiles) {
       << summaries[0].prompt;
   // The lessons carry the kernel's tags and the strategy the summarizer named.
   ASSERT_EQ(listener.lessons.size(), 2u);
-  const memory::MemoryLesson& l = listener.lessons[0];
-  EXPECT_EQ(l.tags, (memory::LessonTags{"t", "elementwise", "memory", "cpu", "c++", {"fusion"}}));
+  const Lesson& l = listener.lessons[0];
+  EXPECT_EQ(l.tags, (LessonTags{"t", "elementwise", "memory", "cpu", "c++", {"fusion"}}));
   EXPECT_EQ(l.speedup, 2);
   // The second iteration's planner was given the first lesson.
   auto planners = model.Of("planner");

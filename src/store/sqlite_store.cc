@@ -381,37 +381,38 @@ class SqliteStore : public Store {
 
   // created_at is kept when the caller sets it (a lesson copied from another
   // memory), else it is now.
-  Result<int64_t> AddLesson(const Lesson& lesson) override {
+  Result<int64_t> AddLesson(const StoredLesson& stored) override {
     std::lock_guard lock(mu_);
+    const Lesson& lesson = stored.lesson;
     Query q = Prepare("add lesson",
                       "INSERT INTO lessons (memory, task, target, speedup, title, text, run_id, slow_candidate, "
                       "fast_candidate, created_at, speedup_low, speedup_high, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
                       "?, COALESCE(?, " ACCELOPT_NOW "), ?, ?, ?)");
-    q.BindText(lesson.memory).BindText(lesson.task).BindText(lesson.target).BindReal(lesson.speedup);
-    q.BindText(lesson.title).BindText(lesson.text).BindInt(lesson.run_id).BindInt(lesson.slow_candidate);
-    q.BindInt(lesson.fast_candidate).BindTextOrNull(lesson.created_at);
-    q.BindReal(lesson.speedup_low).BindReal(lesson.speedup_high);
-    q.BindJson({{"family", lesson.family},
-                {"bound", lesson.bound},
-                {"language", lesson.language},
-                {"strategies", lesson.strategies}});
+    q.BindText(stored.memory).BindText(lesson.tags.task).BindText(lesson.tags.target).BindReal(lesson.speedup);
+    q.BindText(lesson.title).BindText(lesson.text).BindInt(stored.run_id).BindInt(stored.slow_candidate);
+    q.BindInt(stored.fast_candidate).BindTextOrNull(stored.created_at);
+    q.BindReal(lesson.low).BindReal(lesson.high);
+    q.BindJson({{"family", lesson.tags.family},
+                {"bound", lesson.tags.bound},
+                {"language", lesson.tags.language},
+                {"strategies", lesson.tags.strategies}});
     if (Status s = q.Run(); !s) return s.error();
     return sqlite3_last_insert_rowid(db_);
   }
 
-  Result<std::vector<Lesson>> ListLessons(const std::string& memory, int limit) override {
+  Result<std::vector<StoredLesson>> ListLessons(const std::string& memory, int limit) override {
     std::lock_guard lock(mu_);
     // LIMIT -1 is SQLite's "no limit".
     Query q = Prepare("list lessons", ACCELOPT_SELECT_LESSON " WHERE memory = ? ORDER BY id DESC LIMIT ?");
     q.BindText(memory).BindInt(limit > 0 ? limit : -1);
-    return ReadAll<Lesson>(q, &SqliteStore::ReadLesson);
+    return ReadAll<StoredLesson>(q, &SqliteStore::ReadLesson);
   }
 
-  Result<std::optional<Lesson>> GetLesson(int64_t id) override {
+  Result<std::optional<StoredLesson>> GetLesson(int64_t id) override {
     std::lock_guard lock(mu_);
     Query q = Prepare("get lesson", ACCELOPT_SELECT_LESSON " WHERE id = ?");
     q.BindInt(id);
-    return ReadOne<Lesson>(q, &SqliteStore::ReadLesson);
+    return ReadOne<StoredLesson>(q, &SqliteStore::ReadLesson);
   }
 
   Result<std::vector<std::pair<std::string, int>>> ListMemories() override {
@@ -454,32 +455,33 @@ class SqliteStore : public Store {
     return row;
   }
 
-  static Result<Lesson> ReadLesson(const Query& r) {
-    Lesson l{.id = r.Int(0),
-             .memory = r.Text(1),
-             .task = r.Text(2),
-             .target = r.Text(3),
-             .speedup = r.Real(4),
-             .title = r.Text(5),
-             .text = r.Text(6),
-             .run_id = r.Int(7),
-             .slow_candidate = r.Int(8),
-             .fast_candidate = r.Int(9),
-             .created_at = r.Text(10)};
+  static Result<StoredLesson> ReadLesson(const Query& r) {
+    StoredLesson stored{.memory = r.Text(1),
+                        .run_id = r.Int(7),
+                        .slow_candidate = r.Int(8),
+                        .fast_candidate = r.Int(9),
+                        .created_at = r.Text(10)};
+    Lesson& l = stored.lesson;
+    l.id = r.Int(0);
+    l.tags.task = r.Text(2);
+    l.tags.target = r.Text(3);
+    l.speedup = r.Real(4);
+    l.title = r.Text(5);
+    l.text = r.Text(6);
     // Recorded before intervals were kept (NULL): the estimate is all there is.
-    l.speedup_low = std::isnan(r.Real(11)) ? l.speedup : r.Real(11);
-    l.speedup_high = std::isnan(r.Real(12)) ? l.speedup : r.Real(12);
+    l.low = std::isnan(r.Real(11)) ? l.speedup : r.Real(11);
+    l.high = std::isnan(r.Real(12)) ? l.speedup : r.Real(12);
     auto tags = r.JsonAt(13);
     if (!tags) return tags.error();
     try {
-      l.family = tags->value("family", "");
-      l.bound = tags->value("bound", "");
-      l.language = tags->value("language", "");
-      l.strategies = tags->value("strategies", std::vector<std::string>{});
+      l.tags.family = tags->value("family", "");
+      l.tags.bound = tags->value("bound", "");
+      l.tags.language = tags->value("language", "");
+      l.tags.strategies = tags->value("strategies", std::vector<std::string>{});
     } catch (const Json::exception& e) {
       return r.Fail(std::string("lesson ") + std::to_string(l.id) + " tags: " + e.what());
     }
-    return l;
+    return stored;
   }
 
   template <typename T, typename Reader>

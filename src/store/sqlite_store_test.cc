@@ -59,22 +59,19 @@ CandidateRow MakeCandidate(int64_t run_id, const std::string& task, int iteratio
                       .profile = Json{{"status", "ok"}, {"latency_s", 1.5e-4}}};
 }
 
-Lesson MakeLesson(const std::string& memory, const std::string& title) {
-  return Lesson{.memory = memory,
-                .task = "matmul",
-                .target = "cpu",
-                .speedup = 2.5,
-                .speedup_low = 2.25,
-                .speedup_high = 2.75,
-                .family = "matmul",
-                .bound = "mm",
-                .language = "c++",
-                .strategies = {"tiling", "threading"},
-                .title = title,
-                .text = "**" + title + "**\nbefore/after",
-                .run_id = 7,
-                .slow_candidate = 3,
-                .fast_candidate = 4};
+StoredLesson MakeLesson(const std::string& memory, const std::string& title) {
+  Lesson l{.tags = {.task = "matmul",
+                    .family = "matmul",
+                    .bound = "mm",
+                    .target = "cpu",
+                    .language = "c++",
+                    .strategies = {"tiling", "threading"}},
+           .speedup = 2.5,
+           .low = 2.25,
+           .high = 2.75,
+           .title = title,
+           .text = "**" + title + "**\nbefore/after"};
+  return StoredLesson{.lesson = l, .memory = memory, .run_id = 7, .slow_candidate = 3, .fast_candidate = 4};
 }
 
 class SqliteStoreTest : public ::testing::Test {
@@ -125,10 +122,10 @@ TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "2");
   auto lesson = store->GetLesson(1);
   ASSERT_TRUE(lesson.ok() && lesson->has_value()) << (lesson.ok() ? "none" : lesson.error().message);
-  EXPECT_EQ((*lesson)->speedup_low, 1.5);
-  EXPECT_EQ((*lesson)->speedup_high, 1.5);
-  EXPECT_EQ((*lesson)->family, "");
-  EXPECT_TRUE((*lesson)->strategies.empty());
+  EXPECT_EQ((*lesson)->lesson.low, 1.5);
+  EXPECT_EQ((*lesson)->lesson.high, 1.5);
+  EXPECT_EQ((*lesson)->lesson.tags.family, "");
+  EXPECT_TRUE((*lesson)->lesson.tags.strategies.empty());
 }
 
 TEST_F(SqliteStoreTest, CreatesAMissingFolder) {
@@ -388,37 +385,28 @@ TEST_F(SqliteStoreTest, LessonsRoundTripNewestFirstWithLimit) {
   std::vector<int64_t> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(*store->AddLesson(MakeLesson("shared", "lesson " + std::to_string(i))));
   store->AddLesson(MakeLesson("alice", "hers"));
-  Lesson imported = MakeLesson("run-3", "old");
+  StoredLesson imported = MakeLesson("run-3", "old");
   imported.created_at = "2024-01-02T03:04:05Z";
   int64_t imported_id = *store->AddLesson(imported);
 
   auto all = store->ListLessons("shared", 0);
   ASSERT_TRUE(all.ok()) << all.error().message;
   ASSERT_EQ(all->size(), 5u);
-  for (int i = 0; i < 5; ++i) EXPECT_EQ((*all)[i].id, ids[4 - i]);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ((*all)[i].lesson.id, ids[4 - i]);
   auto two = store->ListLessons("shared", 2);
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
-  EXPECT_EQ((*two)[0].title, "lesson 4");
-  EXPECT_EQ((*two)[1].title, "lesson 3");
+  EXPECT_EQ((*two)[0].lesson.title, "lesson 4");
+  EXPECT_EQ((*two)[1].lesson.title, "lesson 3");
   EXPECT_TRUE(store->ListLessons("nobody", 0)->empty());
 
   auto got = store->GetLesson(ids[1]);
   ASSERT_TRUE(got.ok() && got->has_value());
-  Lesson want = MakeLesson("shared", "lesson 1");
-  EXPECT_EQ((*got)->id, ids[1]);
+  StoredLesson want = MakeLesson("shared", "lesson 1");
+  EXPECT_EQ((*got)->lesson.id, ids[1]);
+  want.lesson.id = ids[1];
+  EXPECT_EQ(ToJson((*got)->lesson), ToJson(want.lesson));
   EXPECT_EQ((*got)->memory, want.memory);
-  EXPECT_EQ((*got)->task, want.task);
-  EXPECT_EQ((*got)->target, want.target);
-  EXPECT_DOUBLE_EQ((*got)->speedup, want.speedup);
-  EXPECT_DOUBLE_EQ((*got)->speedup_low, want.speedup_low);
-  EXPECT_DOUBLE_EQ((*got)->speedup_high, want.speedup_high);
-  EXPECT_EQ((*got)->family, want.family);
-  EXPECT_EQ((*got)->bound, want.bound);
-  EXPECT_EQ((*got)->language, want.language);
-  EXPECT_EQ((*got)->strategies, want.strategies);
-  EXPECT_EQ((*got)->title, want.title);
-  EXPECT_EQ((*got)->text, want.text);
   EXPECT_EQ((*got)->run_id, want.run_id);
   EXPECT_EQ((*got)->slow_candidate, want.slow_candidate);
   EXPECT_EQ((*got)->fast_candidate, want.fast_candidate);
@@ -457,7 +445,7 @@ TEST_F(SqliteStoreTest, ReopenFindsEverything) {
   EXPECT_EQ((*store->GetCandidate(candidate))->code_hash, "h0");
   EXPECT_EQ(store->ListCandidates(run, "matmul")->size(), 1u);
   EXPECT_EQ((*store->LatestIteration(run, "matmul"))->first, 4);
-  EXPECT_EQ((*store->GetLesson(lesson))->title, "keep me");
+  EXPECT_EQ((*store->GetLesson(lesson))->lesson.title, "keep me");
   // Ids keep counting after a reopen.
   EXPECT_GT(*store->CreateRun(Json::object()), run);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/json_io.h"
+#include "core/lesson.h"
 #include "core/result.h"
 
 namespace accelopt::store {
@@ -42,18 +43,10 @@ struct CandidateRow {
   Json profile;  ///< the whole profile
 };
 
-struct Lesson {
-  int64_t id = 0;      ///< assigned by AddLesson
+/// A lesson as a memory keeps it: the lesson, the memory it is in, and the pair it came from.
+struct StoredLesson {
+  Lesson lesson;
   std::string memory;  ///< memory name ("shared", a user's name, or "run-<id>" for fresh)
-  std::string task, target;
-  double speedup = 0;  ///< fast / slow (below 1 for a negative lesson)
-  /// Its 95% interval as verified side by side (equal to speedup when only
-  /// medians were known; lessons recorded before intervals were kept read so).
-  double speedup_low = 0, speedup_high = 0;
-  std::string family, bound, language;  ///< tags: the task's family, the slow kernel's bound, the kernel language
-  std::vector<std::string> strategies;  ///< tags: the kinds of transformation
-  std::string title;                    ///< the bold title
-  std::string text;                     ///< the whole lesson (title, description, before/after snippet)
   int64_t run_id = 0, slow_candidate = 0, fast_candidate = 0;  ///< lineage
   std::string created_at;
 };
@@ -94,10 +87,10 @@ class Store {
   virtual Result<std::optional<std::pair<int, Json>>> LatestIteration(int64_t run_id, const std::string& task) = 0;
 
   // Optimization memory.
-  virtual Result<int64_t> AddLesson(const Lesson& lesson) = 0;
+  virtual Result<int64_t> AddLesson(const StoredLesson& lesson) = 0;
   /// Newest first; at most `limit` (0 = all).
-  virtual Result<std::vector<Lesson>> ListLessons(const std::string& memory, int limit) = 0;
-  virtual Result<std::optional<Lesson>> GetLesson(int64_t id) = 0;
+  virtual Result<std::vector<StoredLesson>> ListLessons(const std::string& memory, int limit) = 0;
+  virtual Result<std::optional<StoredLesson>> GetLesson(int64_t id) = 0;
   /// Memory names with their lesson counts.
   virtual Result<std::vector<std::pair<std::string, int>>> ListMemories() = 0;
 };

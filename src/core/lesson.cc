@@ -1,0 +1,84 @@
+#include "core/lesson.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace accelopt {
+
+bool LessonTags::Has(const std::string& key, const std::string& value) const {
+  if (key == "task") return task == value;
+  if (key == "family") return family == value;
+  if (key == "bound") return bound == value;
+  if (key == "target") return target == value;
+  if (key == "language") return language == value;
+  if (key == "strategy") return std::find(strategies.begin(), strategies.end(), value) != strategies.end();
+  return false;
+}
+
+bool LessonTags::Set(const std::string& key, const std::string& value) {
+  if (key == "task")
+    task = value;
+  else if (key == "family")
+    family = value;
+  else if (key == "bound")
+    bound = value;
+  else if (key == "target")
+    target = value;
+  else if (key == "language")
+    language = value;
+  else if (key == "strategy")
+    strategies.push_back(value);
+  else
+    return false;
+  return true;
+}
+
+const std::vector<std::string>& LessonTagNames() {
+  static const std::vector<std::string> names = {"task", "family", "bound", "target", "language", "strategy"};
+  return names;
+}
+
+double Lesson::VerifiedEffect() const {
+  if (low > 1) return std::log(low);
+  if (high > 0 && high < 1) return std::log(high);
+  return 0;
+}
+
+Json ToJson(const Lesson& l) {
+  return {{"id", l.id},
+          {"task", l.tags.task},
+          {"family", l.tags.family},
+          {"bound", l.tags.bound},
+          {"target", l.tags.target},
+          {"language", l.tags.language},
+          {"strategies", l.tags.strategies},
+          {"speedup", l.speedup},
+          {"speedup_low", l.low},
+          {"speedup_high", l.high},
+          {"title", l.title},
+          {"text", l.text}};
+}
+
+Result<Lesson> LessonFromJson(const Json& j) {
+  try {
+    Lesson l;
+    l.id = j.at("id");
+    l.tags.task = j.at("task");
+    l.tags.family = j.value("family", "");
+    l.tags.bound = j.value("bound", "");
+    l.tags.target = j.value("target", "");
+    l.tags.language = j.value("language", "");
+    l.tags.strategies = j.value("strategies", std::vector<std::string>{});
+    l.speedup = j.at("speedup");
+    // Lessons recorded before intervals were kept: the estimate is all there is.
+    l.low = j.value("speedup_low", l.speedup);
+    l.high = j.value("speedup_high", l.speedup);
+    l.title = j.at("title");
+    l.text = j.at("text");
+    return l;
+  } catch (const Json::exception& e) {
+    return Error{std::string("lesson: ") + e.what()};
+  }
+}
+
+}  // namespace accelopt
