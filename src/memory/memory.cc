@@ -31,6 +31,9 @@ std::string Join(const std::vector<std::string>& parts, const char* separator) {
   return out;
 }
 
+// What a lesson changed: a kernel, or (from a code task) code.
+std::string What(const Lesson& l) { return l.tags.target == "code" ? "code" : "a kernel"; }
+
 }  // namespace
 
 std::vector<RankedLesson> SelectLessons(const std::vector<Lesson>& lessons, const LessonQuery& q,
@@ -70,7 +73,7 @@ std::string RenderLesson(const Lesson& l, int n) {
   std::string about = Join({l.tags.task, l.tags.family, l.tags.bound.empty() ? "" : l.tags.bound + "-bound"}, ", ");
   std::string kinds = Join(l.tags.strategies, ", ");
   return "Lesson " + std::to_string(n) + " (from " + about + (kinds.empty() ? "" : "; " + kinds) + "; " +
-         (l.speedup >= 1 ? std::string("made a kernel faster, ") : std::string("made a kernel slower, avoid: ")) +
+         (l.speedup >= 1 ? "made " + What(l) + " faster, " : "made " + What(l) + " slower, avoid: ") +
          effect + "):\n" + l.text + "\n\n";
 }
 
