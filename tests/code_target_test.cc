@@ -121,6 +121,20 @@ TEST_F(CodeTargetTest, ComparisonInterleavesTheBenchmarkRuns) {
   EXPECT_EQ(failing->b.status, eval::Verdict::kWrongAnswer);
 }
 
+// Runs during which other processes took the machine (here a busy loop the
+// benchmark leaves behind, which is not its own work) are run again, a few
+// times at most, and the profile says how many were and how busy it was.
+TEST_F(CodeTargetTest, DisturbedRunsAreRunAgainAndCounted) {
+  ASSERT_TRUE(
+      WriteFile(base_ + "/bench.sh", "( while :; do :; done ) &\nsleep 0.3\necho \"figure: $(cat lib/value.txt)\"\n"));
+  suite::Task task = LoadWith("lower");
+  eval::Profile p = Evaluate(task, Files("2"));
+  ASSERT_EQ(p.status, eval::Verdict::kOk) << p.message;
+  EXPECT_EQ(p.disturbed_series, 3);
+  EXPECT_GT(p.other_load, 0.1);
+  EXPECT_EQ(p.metric->runs, 3);
+}
+
 TEST_F(CodeTargetTest, AVanishedCodeBaseIsTheEnginesErrorNotAVerdict) {
   suite::Task task = LoadWith("lower");
   fs::remove_all(base_);

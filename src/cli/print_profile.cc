@@ -36,11 +36,11 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
   const bool monitored = p.handshake_seconds > 0;
   if (monitored && (p.latency || p.outside_cpu_seconds > 0))
     fmt::print("outside      {} of CPU time used outside its calls\n", FormatSeconds(p.outside_cpu_seconds));
-  if (monitored && p.latency)
+  if ((monitored || p.metric) && p.latency)
     fmt::print(
-        "machine      other processes used {:.0f}% of the CPU during the kept series; {} series disturbed and "
+        "machine      other processes used {:.0f}% of the CPU during the kept {}; {} {} disturbed and "
         "measured again\n",
-        100 * p.other_load, p.disturbed_series);
+        100 * p.other_load, p.metric ? "runs" : "series", p.disturbed_series, p.metric ? "runs" : "series");
   if (p.latency && !p.conditions.empty()) fmt::print("conditions   {}\n", p.conditions);
   if (p.status == eval::Verdict::kOk && p.roofline_seconds > 0)
     fmt::print("score        {:.2f}% of peak ({}-bound, T = {}), {:.2f} GB/s, {:.2f} GFLOP/s\n", p.percent_of_peak,

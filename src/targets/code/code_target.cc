@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <fstream>
 
 #include "core/clock.h"
@@ -9,6 +11,7 @@
 #include "core/json_io.h"
 #include "core/paths.h"
 #include "core/scratch.h"
+#include "eval/machine_load.h"
 #include "eval/metric.h"
 #include "eval/sandbox.h"
 #include "eval/stats.h"
@@ -119,6 +122,12 @@ Status WriteCandidateFiles(const fs::path& root, const std::vector<SourceFile>& 
     if (auto s = WriteFile(path.string(), f.text); !s) return s;
   }
   return Ok{};
+}
+
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
 std::string MetricText(const suite::MetricSpec& m) {
@@ -266,11 +275,15 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
   return p;
 }
 
-Result<std::optional<double>> CodeTarget::RunBench(const suite::Task& task, Prepared& p) const {
+Result<std::optional<CodeTarget::BenchRun>> CodeTarget::RunBench(const suite::Task& task, Prepared& p) const {
   const suite::CodeSpec& spec = task.code;
+  const eval::CpuSnapshot before = eval::TakeCpuSnapshot();
   auto ran = Shell(spec.bench, p.root, spec.timeout_seconds);
   if (!ran) return ran.error();
-  auto fail = [&](eval::Verdict verdict, const std::string& message) -> std::optional<double> {
+  eval::CpuSnapshot after = eval::TakeCpuSnapshot();
+  // The benchmark's processes are ours too: their CPU time, as its process reaped them.
+  after.ours += ran->cpu_seconds * static_cast<double>(sysconf(_SC_CLK_TCK));
+  auto fail = [&](eval::Verdict verdict, const std::string& message) -> std::optional<BenchRun> {
     p.profile.status = verdict;
     p.profile.message = message;
     p.profile.phase = "benchmark";
@@ -283,7 +296,14 @@ Result<std::optional<double>> CodeTarget::RunBench(const suite::Task& task, Prep
                 FailureOf("the benchmark", *ran, spec.timeout_seconds));
   auto figure = ReadMetric(ran->out, ran->err, spec.metric);
   if (!figure) return fail(eval::Verdict::kRuntimeError, figure.error().message);
-  return std::optional<double>(eval::CostOf(*figure, spec.metric));
+  return std::optional<BenchRun>(BenchRun{eval::CostOf(*figure, spec.metric), eval::LoadBetween(before, after).others});
+}
+
+bool CodeTarget::Disturbed(const BenchRun& run, int& retries_left, Prepared& p) const {
+  if (run.other_load <= options_.disturbed_share || retries_left == 0) return false;
+  --retries_left;
+  ++p.profile.disturbed_series;
+  return true;
 }
 
 void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<double>& costs) const {
@@ -294,8 +314,9 @@ void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<
   profile.metric = eval::FiguresOf(*profile.latency, spec.metric, static_cast<int>(costs.size()));
   profile.conditions = fmt::format(
       "the benchmark command run {} times in the candidate's own built copy, after one run that is not counted; "
-      "its figure read from each run's output",
-      costs.size());
+      "its figure read from each run's output; a run during which other processes used more than {:.0f}% of the "
+      "machine is run again ({} times at most)",
+      costs.size(), 100 * options_.disturbed_share, options_.disturbed_retries);
   profile.wall_seconds = NowSeconds() - p.start;
 }
 
@@ -308,13 +329,21 @@ std::vector<Result<eval::Profile>> CodeTarget::Evaluate(std::span<const targets:
       auto p = Prepare(requests[i]);
       if (!p) return p.error();
       if (!(*p)->ok) return (*p)->profile;
-      std::vector<double> costs;
-      for (int r = 0; r <= task.code.repetitions; ++r) {
-        auto cost = RunBench(task, **p);
-        if (!cost) return cost.error();
-        if (!*cost) return (*p)->profile;
-        if (r > 0) costs.push_back(**cost);  // the first run warms caches and is not counted
+      std::vector<double> costs, loads;
+      int retries_left = options_.disturbed_retries;
+      for (int r = 0; r <= task.code.repetitions;) {
+        auto run = RunBench(task, **p);
+        if (!run) return run.error();
+        if (!*run) return (*p)->profile;
+        if (r == 0 || !Disturbed(**run, retries_left, **p)) {
+          if (r > 0) {  // the first run warms caches and is not counted
+            costs.push_back((*run)->cost);
+            loads.push_back((*run)->other_load);
+          }
+          ++r;
+        }
       }
+      (*p)->profile.other_load = Mean(loads);
       Finish(task, **p, costs);
       return (*p)->profile;
     }();
@@ -331,25 +360,35 @@ Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a,
   auto pb = Prepare(b);
   if (!pb) return pb.error();
   targets::PairedResult result;
-  std::vector<double> ca, cb;
+  std::vector<double> ca, cb, loads;
   bool ok = (*pa)->ok && (*pb)->ok;
-  // Each is run once first, not counted; then in pairs, the order alternating.
-  for (int r = 0; ok && r <= task.code.repetitions; ++r) {
+  int retries_left = options_.disturbed_retries;
+  // Each is run once first, not counted; then in pairs, the order alternating;
+  // a pair that other processes disturbed is run again (a few times at most).
+  for (int r = 0; ok && r <= task.code.repetitions;) {
     Prepared* first = r % 2 == 0 ? pa->get() : pb->get();
     Prepared* second = first == pa->get() ? pb->get() : pa->get();
-    double cost[2];
+    BenchRun run[2];
     for (int k = 0; k < 2 && ok; ++k) {
       auto c = RunBench(task, k == 0 ? *first : *second);
       if (!c) return c.error();
       if (!*c)
         ok = false;
       else
-        cost[k] = **c;
+        run[k] = **c;
     }
-    if (!ok || r == 0) continue;
-    ca.push_back(first == pa->get() ? cost[0] : cost[1]);
-    cb.push_back(first == pa->get() ? cost[1] : cost[0]);
+    if (!ok) break;
+    const BenchRun worse = run[0].other_load > run[1].other_load ? run[0] : run[1];
+    if (r > 0 && Disturbed(worse, retries_left, *second)) {
+      ++first->profile.disturbed_series;
+      continue;
+    }
+    if (r++ == 0) continue;
+    ca.push_back(first == pa->get() ? run[0].cost : run[1].cost);
+    cb.push_back(first == pa->get() ? run[1].cost : run[0].cost);
+    loads.push_back(worse.other_load);
   }
+  (*pa)->profile.other_load = (*pb)->profile.other_load = Mean(loads);
   if (ok) {
     Finish(task, **pa, ca);
     Finish(task, **pb, cb);

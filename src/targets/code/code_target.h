@@ -23,6 +23,10 @@ struct CodeTargetOptions {
   std::string work_dir;   ///< candidates' copies; "" = CacheDir()/work
   std::string bases_dir;  ///< checked-out repositories, by repository and commit; "" = CacheDir()/code
   bool keep_work = false;
+  /// A benchmark run during which other processes used more than this share
+  /// of the machine is run again, `disturbed_retries` times at most per evaluation.
+  double disturbed_share = 0.10;
+  int disturbed_retries = 3;
 };
 
 class CodeTarget : public targets::Target {
@@ -51,9 +55,15 @@ class CodeTarget : public targets::Target {
   /// A copy of the code base with the candidate's files, built and tested: a
   /// verdict in `profile` when it failed; an Error when the engine did.
   Result<std::unique_ptr<Prepared>> Prepare(const targets::EvalRequest& request) const;
-  /// One run of the benchmark: the metric's cost; nothing when the candidate
-  /// failed (its verdict is then in the profile); an Error when the engine did.
-  Result<std::optional<double>> RunBench(const suite::Task& task, Prepared& prepared) const;
+  struct BenchRun {
+    double cost = 0;        ///< of the figure it printed (lower is better)
+    double other_load = 0;  ///< share of the machine other processes used while it ran
+  };
+  /// One run of the benchmark; nothing when the candidate failed (its verdict
+  /// is then in the profile); an Error when the engine did.
+  Result<std::optional<BenchRun>> RunBench(const suite::Task& task, Prepared& prepared) const;
+  /// Whether `run` was disturbed and is to be run again (counted in the profile, a retry spent).
+  bool Disturbed(const BenchRun& run, int& retries_left, Prepared& prepared) const;
   /// The profile of a candidate whose benchmark runs gave `costs`.
   void Finish(const suite::Task& task, Prepared& prepared, const std::vector<double>& costs) const;
 
