@@ -135,6 +135,20 @@ TEST_F(CodeTargetTest, DisturbedRunsAreRunAgainAndCounted) {
   EXPECT_EQ(p.metric->runs, 3);
 }
 
+// What one run leaves in its temporary folder does not reach the next: a
+// candidate that caches its result there in the uncounted run gains nothing.
+// Every run is told a seed to draw its inputs from.
+TEST_F(CodeTargetTest, NoRunSeesWhatAnEarlierOneLeftInItsTemporaryFolder) {
+  ASSERT_TRUE(WriteFile(base_ + "/bench.sh",
+                        "[ -n \"$ACCELOPT_SEED\" ] || exit 3\n"
+                        "if [ -f \"$TMPDIR/cached\" ]; then echo 'figure: 0.001'; exit 0; fi\n"
+                        "touch \"$TMPDIR/cached\"\necho \"figure: $(cat lib/value.txt)\"\n"));
+  suite::Task task = LoadWith("lower");
+  eval::Profile p = Evaluate(task, Files("2"));
+  ASSERT_EQ(p.status, eval::Verdict::kOk) << p.message << p.run_log;
+  EXPECT_DOUBLE_EQ(p.metric->best, 2);
+}
+
 TEST_F(CodeTargetTest, AVanishedCodeBaseIsTheEnginesErrorNotAVerdict) {
   suite::Task task = LoadWith("lower");
   fs::remove_all(base_);

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <mutex>
+#include <random>
 
 #include "core/clock.h"
 #include "core/hash.h"
@@ -28,7 +30,8 @@ constexpr size_t kLogBytes = 6000;
 constexpr const char* kReadyMark = ".accelopt-checked-out";
 
 // Runs `argv` (its program looked up on $PATH) in `dir` to the end or the timeout.
-Result<eval::SandboxOutcome> Program(std::vector<std::string> argv, const fs::path& dir, double timeout = 600) {
+Result<eval::SandboxOutcome> Program(std::vector<std::string> argv, const fs::path& dir, double timeout = 600,
+                                     std::vector<std::string> env = {}) {
   const std::string path = FindProgram(argv.front());
   if (path.empty()) return Error{"the program '" + argv.front() + "' is not on $PATH"};
   std::string shown;
@@ -37,6 +40,7 @@ Result<eval::SandboxOutcome> Program(std::vector<std::string> argv, const fs::pa
   eval::SandboxRequest run;
   run.argv = argv;
   run.workdir = dir.string();
+  run.env = std::move(env);
   run.limits.wall_seconds = timeout;
   run.limits.address_space_bytes = 0;
   run.limits.file_size_bytes = 16L << 30;
@@ -46,9 +50,12 @@ Result<eval::SandboxOutcome> Program(std::vector<std::string> argv, const fs::pa
   return outcome;
 }
 
-// A task's command, with the shell.
-Result<eval::SandboxOutcome> Shell(const std::string& command, const fs::path& dir, double timeout) {
-  return Program({"sh", "-c", command}, dir, timeout);
+// A random seed for one run of a task's command.
+uint64_t FreshSeed() {
+  static std::mutex mu;
+  static std::mt19937_64 rng(std::random_device{}());
+  std::lock_guard lock(mu);
+  return rng();
 }
 
 // What a command printed, stderr first (where compilers and test runners say what failed).
@@ -217,6 +224,20 @@ std::map<std::string, std::string> CodeTarget::PromptValues(const suite::Task& t
           {"noise_margin", fmt::format("{:g}%", 100 * c.noise_margin)}};
 }
 
+// A task's command, with the shell, in the candidate's copy: a fresh, empty
+// $TMPDIR for each run (nothing a run leaves there reaches the next) and
+// $ACCELOPT_SEED, the seed a benchmark may draw its inputs from.
+Result<eval::SandboxOutcome> CodeTarget::Shell(const std::string& command, Prepared& p, double timeout,
+                                               uint64_t seed) const {
+  const fs::path tmp = p.dir->path() / "tmp";
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) return Error{"cannot make " + tmp.string() + ": " + ec.message()};
+  return Program({"sh", "-c", command}, p.root, timeout,
+                 {"TMPDIR=" + tmp.string(), "ACCELOPT_SEED=" + std::to_string(seed)});
+}
+
 Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets::EvalRequest& request) const {
   const suite::Task& task = *request.task;
   const suite::CodeSpec& spec = task.code;
@@ -250,7 +271,7 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
 
   if (!spec.build.empty()) {
     const double t0 = NowSeconds();
-    auto built = Shell(spec.build, p->root, spec.timeout_seconds);
+    auto built = Shell(spec.build, *p, spec.timeout_seconds, FreshSeed());
     if (!built) return built.error();
     p->profile.compile_seconds = NowSeconds() - t0;
     p->profile.compile_log = LogOf(spec.build, *built);
@@ -260,7 +281,7 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
     // A clean build's log is progress lines; only warnings are worth a planner's attention.
     if (p->profile.compile_log.find("warning") == std::string::npos) p->profile.compile_log.clear();
   }
-  auto tested = Shell(spec.test, p->root, spec.timeout_seconds);
+  auto tested = Shell(spec.test, *p, spec.timeout_seconds, FreshSeed());
   if (!tested) return tested.error();
   p->profile.run_log = LogOf(spec.test, *tested);
   if (!tested->exited_cleanly()) {
@@ -275,10 +296,11 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
   return p;
 }
 
-Result<std::optional<CodeTarget::BenchRun>> CodeTarget::RunBench(const suite::Task& task, Prepared& p) const {
+Result<std::optional<CodeTarget::BenchRun>> CodeTarget::RunBench(const suite::Task& task, Prepared& p,
+                                                                 uint64_t seed) const {
   const suite::CodeSpec& spec = task.code;
   const eval::CpuSnapshot before = eval::TakeCpuSnapshot();
-  auto ran = Shell(spec.bench, p.root, spec.timeout_seconds);
+  auto ran = Shell(spec.bench, p, spec.timeout_seconds, seed);
   if (!ran) return ran.error();
   eval::CpuSnapshot after = eval::TakeCpuSnapshot();
   // The benchmark's processes are ours too: their CPU time, as its process reaped them.
@@ -332,7 +354,7 @@ std::vector<Result<eval::Profile>> CodeTarget::Evaluate(std::span<const targets:
       std::vector<double> costs, loads;
       int retries_left = options_.disturbed_retries;
       for (int r = 0; r <= task.code.repetitions;) {
-        auto run = RunBench(task, **p);
+        auto run = RunBench(task, **p, FreshSeed());
         if (!run) return run.error();
         if (!*run) return (*p)->profile;
         if (r == 0 || !Disturbed(**run, retries_left, **p)) {
@@ -369,8 +391,9 @@ Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a,
     Prepared* first = r % 2 == 0 ? pa->get() : pb->get();
     Prepared* second = first == pa->get() ? pb->get() : pa->get();
     BenchRun run[2];
+    const uint64_t seed = FreshSeed();  // the pair's two runs see the same inputs
     for (int k = 0; k < 2 && ok; ++k) {
-      auto c = RunBench(task, k == 0 ? *first : *second);
+      auto c = RunBench(task, k == 0 ? *first : *second, seed);
       if (!c) return c.error();
       if (!*c)
         ok = false;
