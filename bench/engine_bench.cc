@@ -42,12 +42,12 @@ struct TaskFigures {
 
 double Median(const std::vector<double>& v) { return v.empty() ? 0 : eval::Quantile(v, 0.5); }
 
-Result<eval::Profile> EvaluateOnce(targets::Target& target, const suite::Task& task, const std::string& source) {
+Result<Profile> EvaluateOnce(targets::Target& target, const suite::Task& task, const std::string& source) {
   targets::EvalRequest request{&task, "bench", {source, "baseline", {}}};
   auto result = target.Evaluate({&request, 1});
   if (!result[0]) return result[0].error();
-  if (result[0]->status != eval::Verdict::kOk)
-    return Error{task.name + ": " + eval::VerdictName(result[0]->status) + ": " + result[0]->message};
+  if (result[0]->status != Verdict::kOk)
+    return Error{task.name + ": " + VerdictName(result[0]->status) + ": " + result[0]->message};
   return std::move(*result[0]);
 }
 
@@ -81,7 +81,7 @@ Result<TaskFigures> Measure(const suite::Task& task, int repeats, const cpu::Cpu
   double batch_wall = NowSeconds() - batch_start, inside = 0, calls = 0;
   for (const auto& p : batch_results) {
     if (!p) return p.error();
-    if (p->status != eval::Verdict::kOk) return Error{task.name + ": batch: " + p->message};
+    if (p->status != Verdict::kOk) return Error{task.name + ": batch: " + p->message};
     inside += p->compile_seconds + p->kernel_seconds;
     calls += p->kernel_seconds;
   }

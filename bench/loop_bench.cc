@@ -77,8 +77,7 @@ struct TimedTarget : targets::Target {
   targets::TargetInfo Describe() const override { return inner->Describe(); }
   std::string Machine() const override { return inner->Machine(); }
   bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
-  std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
-                                              const OnResult& on_result) override {
+  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> r, const OnResult& on_result) override {
     double start = NowSeconds();
     auto out = inner->Evaluate(r, on_result);
     seconds += NowSeconds() - start;
@@ -106,16 +105,15 @@ struct SyntheticTarget : targets::Target {
   }
   std::string Machine() const override { return "none"; }
   bool Supports(const suite::Task&) const override { return true; }
-  std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
-                                              const OnResult& on_result) override {
-    std::vector<Result<eval::Profile>> out;
+  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> r, const OnResult& on_result) override {
+    std::vector<Result<Profile>> out;
     for (const auto& request : r) {
-      eval::Profile p;
+      Profile p;
       p.task = request.task->name;
       p.shape = request.shape;
       p.message = "synthetic";
-      p.errors = eval::ErrorStats{};
-      p.latency = eval::LatencyStats{};
+      p.errors = ErrorStats{};
+      p.latency = LatencyStats{};
       p.latency->median_s = std::uniform_real_distribution<double>(1e-4, 1e-3)(rng);
       p.compile_log = std::string(2000, 'c');  // about what a real profile carries
       p.vectorization_report = std::string(2000, 'v');

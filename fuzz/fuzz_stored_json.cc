@@ -1,7 +1,7 @@
 // Fuzzes the JSON the engine reads back from disk: a hardware profile, a
 // kernel's profile, a run's checkpoint, and the model configuration (YAML).
 
-#include "eval/profile.h"
+#include "core/profile.h"
 #include "fuzz/fuzz_support.h"
 #include "llm/config.h"
 #include "run/optimize.h"
@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   (void)cpu::HardwareProfileFromJson(json);
-  (void)eval::ProfileFromJson(json);
+  (void)ProfileFromJson(json);
   (void)run::StateFromJson(json);
   return 0;
 }

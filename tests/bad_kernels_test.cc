@@ -26,8 +26,6 @@ std::string BadKernelSource(const std::string& file) {
   return source.ok() ? *source : "";
 }
 
-using eval::Verdict;
-
 struct Case {
   const char* file;
   Verdict expected;
@@ -45,7 +43,7 @@ class BadKernel : public ::testing::TestWithParam<Case> {
   }
   static void TearDownTestSuite() { delete task_; }
 
-  Result<eval::Profile> Evaluate(const std::string& file, double wall_seconds = 10, int series = 1) {
+  Result<Profile> Evaluate(const std::string& file, double wall_seconds = 10, int series = 1) {
     std::string source = BadKernelSource(file);
     cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch_);
     options.wall_seconds = wall_seconds;
@@ -83,7 +81,7 @@ TEST_P(BadKernel, EndsWithExpectedStatus) {
   const Case& c = GetParam();
   auto profile = Evaluate(c.file, 3);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  EXPECT_EQ(eval::VerdictName(profile->status), std::string(eval::VerdictName(c.expected)))
+  EXPECT_EQ(VerdictName(profile->status), std::string(VerdictName(c.expected)))
       << profile->message << "\n"
       << profile->run_log << profile->compile_log;
   EXPECT_NE(profile->message.find(c.message_part), std::string::npos) << profile->message;
@@ -226,7 +224,7 @@ TEST_F(BadKernel, WorkAfterTheReturnIsMissedOrTimed) {
       continue;
     }
     EXPECT_TRUE(profile->status == Verdict::kWrongAnswer || profile->status == Verdict::kForbidden)
-        << file << ": " << eval::VerdictName(profile->status) << ": " << profile->message;
+        << file << ": " << VerdictName(profile->status) << ": " << profile->message;
     const bool explained = profile->message.find("(seed ") != std::string::npos ||
                            profile->message.find("kept computing after returning") != std::string::npos ||
                            profile->message.find("forbidden system call") != std::string::npos;
@@ -306,7 +304,7 @@ TEST(Suspect, FasterThanTheRooflineIsNotTrusted) {
   targets::EvalRequest request{&*task, "test", {*source, "baseline", {}}};
   auto profile = std::move(target->Evaluate({&request, 1})[0]);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  EXPECT_EQ(profile->status, eval::Verdict::kSuspect) << profile->message;
+  EXPECT_EQ(profile->status, Verdict::kSuspect) << profile->message;
   EXPECT_GT(profile->percent_of_peak, 100);
   EXPECT_NE(profile->message.find("not trusted"), std::string::npos);
   EXPECT_EQ(profile->ToJson()["status"], "suspect");
@@ -325,16 +323,16 @@ class BeyondPeak : public ::testing::Test {
     source_ = *ReadFile(kScaleTask + "/baseline.cpp");
     // What the kernel achieves here, scored against generous rates.
     auto first = Evaluate(testing::TestTargetOptions(scratch_));
-    ASSERT_EQ(first.status, eval::Verdict::kOk) << first.message;
+    ASSERT_EQ(first.status, Verdict::kOk) << first.message;
     achieved_gbs_ = first.achieved_gbs;
     ASSERT_GT(achieved_gbs_, 0);
   }
-  eval::Profile Evaluate(cpu::CpuTargetOptions options) {
+  Profile Evaluate(cpu::CpuTargetOptions options) {
     auto target = cpu::MakeCpuTarget(options);
     targets::EvalRequest request{&task_, "test", {source_, "baseline", {}}};
     auto profile = std::move(target->Evaluate({&request, 1})[0]);
     EXPECT_TRUE(profile.ok()) << profile.error().message;
-    return profile.ok() ? *profile : eval::Profile{};
+    return profile.ok() ? *profile : Profile{};
   }
   // A profile calibrated at `bandwidth`, with generous arithmetic rates.
   cpu::CpuTargetOptions Calibrated(double bandwidth) {
@@ -361,8 +359,8 @@ TEST_F(BeyondPeak, ACorrectKernelRaisesARateItProvesTwice) {
   // a busy machine can slow them severalfold); the allowance covers it.
   cpu::CpuTargetOptions options = Calibrated(0.01 * achieved_gbs_);
   options.raise_allowance = 1e4;
-  const eval::Profile profile = Evaluate(options);
-  ASSERT_EQ(profile.status, eval::Verdict::kOk) << profile.message;
+  const Profile profile = Evaluate(options);
+  ASSERT_EQ(profile.status, Verdict::kOk) << profile.message;
   EXPECT_LE(profile.percent_of_peak, 100.0 + 1e-9);
   EXPECT_NE(profile.message.find("raised the machine's bandwidth"), std::string::npos) << profile.message;
   ASSERT_EQ(raised_.size(), 1u);
@@ -377,8 +375,8 @@ TEST_F(BeyondPeak, ACorrectKernelRaisesARateItProvesTwice) {
 
 TEST_F(BeyondPeak, FarBeyondWhatTheCalibrationCouldMissIsSuspect) {
   cpu::CpuTargetOptions options = Calibrated(1e-4 * achieved_gbs_);
-  const eval::Profile profile = Evaluate(options);
-  EXPECT_EQ(profile.status, eval::Verdict::kSuspect) << profile.message;
+  const Profile profile = Evaluate(options);
+  EXPECT_EQ(profile.status, Verdict::kSuspect) << profile.message;
   EXPECT_NE(profile.message.find("measured twice faster than the roofline"), std::string::npos) << profile.message;
   EXPECT_TRUE(raised_.empty());
 }
@@ -394,10 +392,10 @@ TEST(OtherShapes, SpecialCasingTheTimedShapeIsCaught) {
     auto profile = std::move(target->Evaluate({&request, 1})[0]);
     ASSERT_TRUE(profile.ok()) << profile.error().message;
     if (std::string(file) == "honest_openmp.cpp") {
-      EXPECT_EQ(profile->status, eval::Verdict::kOk) << profile->message;
+      EXPECT_EQ(profile->status, Verdict::kOk) << profile->message;
       continue;
     }
-    EXPECT_EQ(profile->status, eval::Verdict::kWrongAnswer) << profile->message;
+    EXPECT_EQ(profile->status, Verdict::kWrongAnswer) << profile->message;
     EXPECT_NE(profile->message.find("on shape 'test' with inputs scaled x3"), std::string::npos) << profile->message;
   }
 }
@@ -416,17 +414,17 @@ TEST(Batch, SharesInputsAndReferenceNotVerdicts) {
       {&*task, "bench", {BadKernelSource("honest_openmp.cpp"), "d", {}}},
   };
   std::vector<size_t> reported;
-  auto results = target->Evaluate(requests, [&](size_t i, const Result<eval::Profile>& r) {
+  auto results = target->Evaluate(requests, [&](size_t i, const Result<Profile>& r) {
     EXPECT_TRUE(r.ok());
     reported.push_back(i);
   });
   EXPECT_EQ(reported, (std::vector<size_t>{0, 1, 2, 3}));
   ASSERT_EQ(results.size(), 4u);
   for (const auto& r : results) ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(results[0]->status, eval::Verdict::kOk) << results[0]->message;
-  EXPECT_EQ(results[1]->status, eval::Verdict::kWrongAnswer) << results[1]->message;
-  EXPECT_EQ(results[2]->status, eval::Verdict::kRuntimeError) << results[2]->message;
-  EXPECT_EQ(results[3]->status, eval::Verdict::kOk) << results[3]->message;
+  EXPECT_EQ(results[0]->status, Verdict::kOk) << results[0]->message;
+  EXPECT_EQ(results[1]->status, Verdict::kWrongAnswer) << results[1]->message;
+  EXPECT_EQ(results[2]->status, Verdict::kRuntimeError) << results[2]->message;
+  EXPECT_EQ(results[3]->status, Verdict::kOk) << results[3]->message;
   // The reference ran once for the first three (test shape), once for the last (bench).
   EXPECT_EQ(results[0]->phase_seconds.count("reference"), 1u);
   EXPECT_EQ(results[1]->phase_seconds.count("reference"), 0u);

@@ -49,11 +49,11 @@ class CodeTargetTest : public ::testing::Test {
 
   static std::string Files(const std::string& value) { return FormatFiles({{"lib/value.txt", value + "\n"}}); }
 
-  eval::Profile Evaluate(const suite::Task& task, const std::string& source) {
+  Profile Evaluate(const suite::Task& task, const std::string& source) {
     targets::EvalRequest request{&task, "bench", {source, "test", {}}};
     auto results = target_.Evaluate({&request, 1});
     EXPECT_TRUE(results[0]) << results[0].error().message;
-    return results[0] ? *results[0] : eval::Profile{};
+    return results[0] ? *results[0] : Profile{};
   }
 
   testing::TempDir tmp_;
@@ -70,32 +70,32 @@ TEST_F(CodeTargetTest, TheBaselineIsTheCodeBasesChangeableFiles) {
 
 TEST_F(CodeTargetTest, AnOkCandidateCarriesItsMetric) {
   suite::Task task = LoadWith("lower");
-  eval::Profile p = Evaluate(task, Files("2.5"));
-  ASSERT_EQ(p.status, eval::Verdict::kOk) << p.message;
+  Profile p = Evaluate(task, Files("2.5"));
+  ASSERT_EQ(p.status, Verdict::kOk) << p.message;
   ASSERT_TRUE(p.metric && p.latency);
   EXPECT_EQ(p.metric->runs, 3);
   EXPECT_DOUBLE_EQ(p.metric->median, 2.5);
   EXPECT_DOUBLE_EQ(p.latency->median_s, 2.5);  // lower is better: the cost is the figure
-  EXPECT_EQ(eval::MeasureText(p), "2.5 u");
+  EXPECT_EQ(MeasureText(p), "2.5 u");
   // The code base itself is never changed.
   EXPECT_EQ(*ReadFile(base_ + "/lib/value.txt"), "4\n");
 }
 
 TEST_F(CodeTargetTest, EachFailureIsTheCandidatesVerdict) {
   suite::Task task = LoadWith("lower");
-  eval::Profile build = Evaluate(task, FormatFiles({{"lib/value.txt", ""}}));
-  EXPECT_EQ(build.status, eval::Verdict::kCompileError) << build.message;
+  Profile build = Evaluate(task, FormatFiles({{"lib/value.txt", ""}}));
+  EXPECT_EQ(build.status, Verdict::kCompileError) << build.message;
   EXPECT_NE(build.compile_log.find("$ test -s lib/value.txt"), std::string::npos) << build.compile_log;
-  eval::Profile tests = Evaluate(task, Files("bad"));
-  EXPECT_EQ(tests.status, eval::Verdict::kWrongAnswer) << tests.message;
-  eval::Profile silent = Evaluate(task, Files("silent"));
-  EXPECT_EQ(silent.status, eval::Verdict::kRuntimeError);
+  Profile tests = Evaluate(task, Files("bad"));
+  EXPECT_EQ(tests.status, Verdict::kWrongAnswer) << tests.message;
+  Profile silent = Evaluate(task, Files("silent"));
+  EXPECT_EQ(silent.status, Verdict::kRuntimeError);
   EXPECT_NE(silent.message.find("no match"), std::string::npos) << silent.message;
-  eval::Profile outside = Evaluate(task, FormatFiles({{"bench.sh", "echo 'figure: 0.001'\n"}}));
-  EXPECT_EQ(outside.status, eval::Verdict::kForbidden);
+  Profile outside = Evaluate(task, FormatFiles({{"bench.sh", "echo 'figure: 0.001'\n"}}));
+  EXPECT_EQ(outside.status, Verdict::kForbidden);
   EXPECT_NE(outside.message.find("bench.sh"), std::string::npos) << outside.message;
-  eval::Profile garbled = Evaluate(task, "not a document");
-  EXPECT_EQ(garbled.status, eval::Verdict::kCompileError);
+  Profile garbled = Evaluate(task, "not a document");
+  EXPECT_EQ(garbled.status, Verdict::kCompileError);
 }
 
 TEST_F(CodeTargetTest, ComparisonInterleavesTheBenchmarkRuns) {
@@ -112,13 +112,13 @@ TEST_F(CodeTargetTest, ComparisonInterleavesTheBenchmarkRuns) {
   auto slower = target_.Compare(a, b);
   ASSERT_TRUE(slower && slower->speedup);
   EXPECT_DOUBLE_EQ(slower->speedup->speedup, 0.5);  // a higher figure is better: 2 is half as good as 4
-  EXPECT_EQ(eval::MeasureText(slower->b), "2 u");
+  EXPECT_EQ(MeasureText(slower->b), "2 u");
   // A failing side gives no speedup, and its verdict.
   b.candidate.source = Files("bad");
   auto failing = target_.Compare(a, b);
   ASSERT_TRUE(failing);
   EXPECT_FALSE(failing->speedup);
-  EXPECT_EQ(failing->b.status, eval::Verdict::kWrongAnswer);
+  EXPECT_EQ(failing->b.status, Verdict::kWrongAnswer);
 }
 
 // Runs during which other processes took the machine (here a busy loop the
@@ -128,8 +128,8 @@ TEST_F(CodeTargetTest, DisturbedRunsAreRunAgainAndCounted) {
   ASSERT_TRUE(
       WriteFile(base_ + "/bench.sh", "( while :; do :; done ) &\nsleep 0.3\necho \"figure: $(cat lib/value.txt)\"\n"));
   suite::Task task = LoadWith("lower");
-  eval::Profile p = Evaluate(task, Files("2"));
-  ASSERT_EQ(p.status, eval::Verdict::kOk) << p.message;
+  Profile p = Evaluate(task, Files("2"));
+  ASSERT_EQ(p.status, Verdict::kOk) << p.message;
   EXPECT_EQ(p.disturbed_series, 3);
   EXPECT_GT(p.other_load, 0.1);
   EXPECT_EQ(p.metric->runs, 3);
@@ -144,8 +144,8 @@ TEST_F(CodeTargetTest, NoRunSeesWhatAnEarlierOneLeftInItsTemporaryFolder) {
                         "if [ -f \"$TMPDIR/cached\" ]; then echo 'figure: 0.001'; exit 0; fi\n"
                         "touch \"$TMPDIR/cached\"\necho \"figure: $(cat lib/value.txt)\"\n"));
   suite::Task task = LoadWith("lower");
-  eval::Profile p = Evaluate(task, Files("2"));
-  ASSERT_EQ(p.status, eval::Verdict::kOk) << p.message << p.run_log;
+  Profile p = Evaluate(task, Files("2"));
+  ASSERT_EQ(p.status, Verdict::kOk) << p.message << p.run_log;
   EXPECT_DOUBLE_EQ(p.metric->best, 2);
 }
 
@@ -168,8 +168,8 @@ TEST_F(CodeTargetTest, ARepositoryIsTakenAtItsCommit) {
   auto baseline = target_.Baseline(task);
   ASSERT_TRUE(baseline) << baseline.error().message;
   EXPECT_EQ(*baseline, Files("4"));
-  eval::Profile p = Evaluate(task, Files("3"));
-  EXPECT_EQ(p.status, eval::Verdict::kOk) << p.message;
+  Profile p = Evaluate(task, Files("3"));
+  EXPECT_EQ(p.status, Verdict::kOk) << p.message;
 }
 
 }  // namespace

@@ -45,14 +45,14 @@ TEST_P(ElementBound, HonestPassesDroppedTermFails) {
   auto profile = std::move(target->Evaluate({&request, 1})[0]);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   ASSERT_TRUE(profile->errors.has_value()) << profile->message;
-  const eval::ErrorStats& e = *profile->errors;
+  const ErrorStats& e = *profile->errors;
   EXPECT_TRUE(e.bounded) << "no float32 evaluation of the reference: " << profile->message;
   if (c.honest) {
-    EXPECT_EQ(profile->status, eval::Verdict::kOk) << profile->message;
+    EXPECT_EQ(profile->status, Verdict::kOk) << profile->message;
     EXPECT_LT(e.worst_ratio, 1.0);
     return;
   }
-  EXPECT_EQ(profile->status, eval::Verdict::kWrongAnswer) << profile->message;
+  EXPECT_EQ(profile->status, Verdict::kWrongAnswer) << profile->message;
   EXPECT_NE(profile->message.find("float32 rounding allows"), std::string::npos) << profile->message;
   // The L2 test alone would have passed it.
   EXPECT_LE(e.rel_l2, task->tolerance) << profile->message;

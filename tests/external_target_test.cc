@@ -42,7 +42,7 @@ class ExternalTarget : public ::testing::Test {
     return target.ok() ? std::move(*target) : nullptr;
   }
 
-  Result<eval::Profile> Evaluate(targets::Target& target, const std::string& source) {
+  Result<Profile> Evaluate(targets::Target& target, const std::string& source) {
     targets::EvalRequest request{&task_, "test", {source, "kernel", {}}};
     return std::move(target.Evaluate({&request, 1})[0]);
   }
@@ -89,7 +89,7 @@ TEST_F(ExternalTarget, ThePythonAdapterDescribesItselfAndMeasuresItsBaseline) {
   ASSERT_TRUE(baseline.ok());
   auto profile = Evaluate(*target, *baseline);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  EXPECT_EQ(profile->status, eval::Verdict::kOk) << profile->message;
+  EXPECT_EQ(profile->status, Verdict::kOk) << profile->message;
   EXPECT_EQ(profile->target, "python");
   ASSERT_TRUE(profile->latency.has_value());
   EXPECT_GT(profile->latency->median_s, 0);
@@ -111,22 +111,22 @@ TEST_F(ExternalTarget, ThePythonAdaptersVerdictsAreTheEnginesStatuses) {
     ASSERT_NE(target, nullptr);
     auto wrong = Evaluate(*target, "def kernel(x, y, out):\n    for i in range(N):\n        out[i] = x[i] + y[i]\n");
     ASSERT_TRUE(wrong.ok()) << wrong.error().message;
-    EXPECT_EQ(wrong->status, eval::Verdict::kWrongAnswer);
+    EXPECT_EQ(wrong->status, Verdict::kWrongAnswer);
     EXPECT_NE(wrong->message.find("relative L2 error"), std::string::npos) << wrong->message;
     auto syntax = Evaluate(*target, "def kernel(x, y, out)\n    pass\n");
     ASSERT_TRUE(syntax.ok());
-    EXPECT_EQ(syntax->status, eval::Verdict::kCompileError) << syntax->message;
+    EXPECT_EQ(syntax->status, Verdict::kCompileError) << syntax->message;
     auto unwritten = Evaluate(*target, "def kernel(x, y, out):\n    pass\n");
     ASSERT_TRUE(unwritten.ok());
-    EXPECT_EQ(unwritten->status, eval::Verdict::kWrongAnswer) << unwritten->message;
+    EXPECT_EQ(unwritten->status, Verdict::kWrongAnswer) << unwritten->message;
     EXPECT_NE(unwritten->message.find("not finite"), std::string::npos) << unwritten->message;
     auto raises = Evaluate(*target, "def kernel(x, y, out):\n    raise ValueError('no')\n");
     ASSERT_TRUE(raises.ok());
-    EXPECT_EQ(raises->status, eval::Verdict::kRuntimeError);
+    EXPECT_EQ(raises->status, Verdict::kRuntimeError);
     EXPECT_NE(raises->run_log.find("ValueError: no"), std::string::npos) << raises->run_log;
     auto imports = Evaluate(*target, "import subprocess\ndef kernel(x, y, out):\n    pass\n");
     ASSERT_TRUE(imports.ok());
-    EXPECT_EQ(imports->status, eval::Verdict::kForbidden);
+    EXPECT_EQ(imports->status, Verdict::kForbidden);
   }
 }
 
@@ -146,8 +146,8 @@ TEST_F(ExternalTarget, ThePythonAdapterTimesTwoKernelsSideBySide) {
                           {}}};
   auto paired = target->Compare(a, b);
   ASSERT_TRUE(paired.ok()) << paired.error().message;
-  EXPECT_EQ(paired->a.status, eval::Verdict::kOk) << paired->a.message;
-  EXPECT_EQ(paired->b.status, eval::Verdict::kOk) << paired->b.message;
+  EXPECT_EQ(paired->a.status, Verdict::kOk) << paired->a.message;
+  EXPECT_EQ(paired->b.status, Verdict::kOk) << paired->b.message;
   ASSERT_TRUE(paired->speedup.has_value());
   EXPECT_GE(paired->speedup->pairs, 5);
   EXPECT_GT(paired->speedup->speedup, 1);
@@ -222,7 +222,7 @@ TEST_F(ExternalTarget, AnEvaluatorOutsideTheProtocolIsAnEngineErrorNotAVerdict) 
     auto target = Make(Script(c.body));
     ASSERT_NE(target, nullptr);
     auto profile = Evaluate(*target, "def kernel(x, y, out): pass\n");
-    ASSERT_FALSE(profile.ok()) << c.body << " gave status " << eval::VerdictName(profile->status);
+    ASSERT_FALSE(profile.ok()) << c.body << " gave status " << VerdictName(profile->status);
     EXPECT_NE(profile.error().message.find(c.expected), std::string::npos) << profile.error().message;
   }
 }
@@ -245,14 +245,14 @@ TEST_F(ExternalTarget, AMetricWithADirectionScoresInsteadOfPeaks) {
   EXPECT_EQ(target->Rates().bandwidth_gbs, 0);
   auto profile = Evaluate(*target, "def kernel(x, y, out): pass\n");
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  ASSERT_EQ(profile->status, eval::Verdict::kOk) << profile->message;
+  ASSERT_EQ(profile->status, Verdict::kOk) << profile->message;
   ASSERT_TRUE(profile->metric && profile->latency);
   EXPECT_DOUBLE_EQ(profile->metric->median, 500);
   EXPECT_DOUBLE_EQ(profile->metric->best, 500);
   EXPECT_DOUBLE_EQ(profile->metric->worst, 250);
   EXPECT_DOUBLE_EQ(profile->latency->median_s, 1.0 / 500);
   EXPECT_EQ(profile->percent_of_peak, 0);
-  EXPECT_EQ(eval::MeasureText(*profile), "500 items/s");
+  EXPECT_EQ(MeasureText(*profile), "500 items/s");
 
   external::ExternalOptions options;
   options.command = {
@@ -277,13 +277,13 @@ TEST_F(ExternalTarget, FasterThanTheReportedPeaksIsSuspect) {
       Make(Script(prefix + "echo '{\"protocol\": 1, \"status\": \"ok\", \"series\": [[0.004, 0.004, 0.004]]}'\n"));
   auto profile = Evaluate(*honest, "x");
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  EXPECT_EQ(profile->status, eval::Verdict::kOk);
+  EXPECT_EQ(profile->status, Verdict::kOk);
   EXPECT_NEAR(profile->percent_of_peak, 50, 0.01);
   auto impossible =
       Make(Script(prefix + "echo '{\"protocol\": 1, \"status\": \"ok\", \"series\": [[0.0001, 0.0001, 0.0001]]}'\n"));
   profile = Evaluate(*impossible, "x");
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  EXPECT_EQ(profile->status, eval::Verdict::kSuspect) << profile->message;
+  EXPECT_EQ(profile->status, Verdict::kSuspect) << profile->message;
   EXPECT_NE(profile->message.find("no hardware profile"), std::string::npos) << profile->message;
 }
 

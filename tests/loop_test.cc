@@ -114,8 +114,7 @@ class Loop : public ::testing::Test {
       return inner->CheckedShapes(t, shape);
     }
     bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
-    std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
-                                                const OnResult& on_result) override {
+    std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> r, const OnResult& on_result) override {
       evaluations += static_cast<int>(r.size());
       for (const auto& request : r) hashes.insert(agents::CodeHash(request.candidate.source, "c++"));
       return inner->Evaluate(r, on_result);
@@ -170,7 +169,7 @@ TEST_F(Loop, EvaluationsAreKeptPerTargetAndMachine) {
   EXPECT_EQ(elsewhere.evaluations, 1);
 
   const std::string older = *baseline + "\nstatic int recorded_earlier = 0;\n";
-  eval::Profile recorded;
+  Profile recorded;
   recorded.task = task_->name;
   recorded.shape = "test";
   recorded.message = "recorded under the older key";
@@ -437,10 +436,9 @@ TEST_F(Loop, KilledAnywhereResumesWithoutPayingTwice) {
 TEST_F(Loop, EngineFailureStopsTheSearchWithoutAVerdict) {
   struct FailingTarget : CountingTarget {
     using CountingTarget::CountingTarget;
-    std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> r,
-                                                const OnResult& on_result) override {
+    std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> r, const OnResult& on_result) override {
       if (++calls == 1) return CountingTarget::Evaluate(r, on_result);  // the baseline
-      std::vector<Result<eval::Profile>> out;
+      std::vector<Result<Profile>> out;
       for (size_t k = 0; k < r.size(); ++k) {
         out.push_back(Error{"cannot write the build folder: No space left on device"});
         if (on_result) on_result(k, out.back());

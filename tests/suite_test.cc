@@ -69,7 +69,7 @@ TEST_P(SuiteTask, BaselineMatchesReferenceOnTestShape) {
   targets::EvalRequest request{task, "test", {*source, "baseline", {}}};
   auto profile = target->Evaluate({&request, 1})[0];
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  EXPECT_EQ(profile->status, eval::Verdict::kOk) << profile->message << profile->compile_log << profile->run_log;
+  EXPECT_EQ(profile->status, Verdict::kOk) << profile->message << profile->compile_log << profile->run_log;
   ASSERT_TRUE(profile->errors.has_value());
   EXPECT_LE(profile->errors->rel_l2, task->tolerance);
   // adamw's loop stays scalar (std::sqrt may set errno): the profile says so and why.
@@ -104,7 +104,7 @@ TEST(FastKernels, HonestOnesAreOk) {
     targets::EvalRequest request{task, "test", {*source, k.path, k.libraries}};
     auto profile = target->Evaluate({&request, 1})[0];
     ASSERT_TRUE(profile.ok()) << profile.error().message;
-    EXPECT_EQ(profile->status, eval::Verdict::kOk) << k.path << ": " << profile->message << profile->run_log;
+    EXPECT_EQ(profile->status, Verdict::kOk) << k.path << ": " << profile->message << profile->run_log;
     EXPECT_GT(profile->checked_calls, 0) << k.path;
   }
 }

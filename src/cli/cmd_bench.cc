@@ -13,7 +13,7 @@ namespace {
 
 struct Row {
   std::string task, kernel;
-  eval::Profile profile;
+  Profile profile;
 };
 
 double GeometricMean(const std::vector<double>& values) {
@@ -23,9 +23,9 @@ double GeometricMean(const std::vector<double>& values) {
   return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
-std::string PercentText(const eval::Profile& p) {
-  return p.status == eval::Verdict::kOk && p.percent_of_peak > 0 ? fmt::format("{:.2f}%", p.percent_of_peak)
-                                                                 : eval::VerdictName(p.status);
+std::string PercentText(const Profile& p) {
+  return p.status == Verdict::kOk && p.percent_of_peak > 0 ? fmt::format("{:.2f}%", p.percent_of_peak)
+                                                           : VerdictName(p.status);
 }
 
 // The geometric mean of % of peak over the scored (ok) rows of one kernel kind.
@@ -43,7 +43,7 @@ std::vector<Summary> Summarize(const std::vector<Row>& rows) {
     for (const auto& r : rows)
       if (r.kernel == kernel) {
         present = true;
-        if (r.profile.status == eval::Verdict::kOk && r.profile.percent_of_peak > 0)
+        if (r.profile.status == Verdict::kOk && r.profile.percent_of_peak > 0)
           scored.push_back(r.profile.percent_of_peak);
       }
     if (present) out.push_back({kernel, scored.size(), GeometricMean(scored)});
@@ -73,7 +73,7 @@ void PrintCsv(const std::vector<Row>& rows) {
       "task,kernel,status,bound,roofline_seconds,median_seconds,spread,percent_of_peak,achieved_gbs,achieved_gflops\n");
   for (const auto& r : rows) {
     const auto& p = r.profile;
-    fmt::print("{},{},{},{},{:.6g},{:.6g},{:.4f},{:.4f},{:.4f},{:.4f}\n", r.task, r.kernel, eval::VerdictName(p.status),
+    fmt::print("{},{},{},{},{:.6g},{:.6g},{:.4f},{:.4f},{:.4f},{:.4f}\n", r.task, r.kernel, VerdictName(p.status),
                p.bound, p.roofline_seconds, p.latency ? p.latency->median_s : 0.0, p.latency ? p.latency->spread : 0.0,
                p.percent_of_peak, p.achieved_gbs, p.achieved_gflops);
   }
@@ -141,7 +141,7 @@ void RegisterBench(CLI::App& app) {
       for (auto& [kind, candidate] : kernels) requests.push_back({task, shape, candidate});
       fmt::print(stderr, "[{}/{}] {} {} ...", index, selected.size(), task->name, kernels[0].first);
       std::fflush(stderr);
-      target->Evaluate(requests, [&](size_t k, const Result<eval::Profile>& result) {
+      target->Evaluate(requests, [&](size_t k, const Result<Profile>& result) {
         if (!result) throw Exit{kExitError, task->name + ": " + result.error().message};
         fmt::print(stderr, " {} ({})\n", PercentText(*result), FormatSeconds(result->wall_seconds));
         rows.push_back({task->name, kernels[k].first, *result});

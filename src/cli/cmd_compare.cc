@@ -73,12 +73,12 @@ void RegisterCompare(CLI::App& app) {
           PrintProfile(*profile, true);
           continue;
         }
-        std::string line = fmt::format("{}  {:<40} {}", label, path, eval::VerdictName(profile->status));
+        std::string line = fmt::format("{}  {:<40} {}", label, path, VerdictName(profile->status));
         if (profile->latency)
-          line += fmt::format("  median {}  {} {}  spread {:.2f}%", eval::MeasureText(*profile),
-                              profile->metric ? "best" : "min", eval::CostText(*profile, profile->latency->min_s),
-                              100 * profile->latency->spread);
-        if (profile->status != eval::Verdict::kOk) line += ": " + profile->message;
+          line +=
+              fmt::format("  median {}  {} {}  spread {:.2f}%", MeasureText(*profile), profile->metric ? "best" : "min",
+                          CostText(*profile, profile->latency->min_s), 100 * profile->latency->spread);
+        if (profile->status != Verdict::kOk) line += ": " + profile->message;
         fmt::print("{}\n", line);
       }
       if (both_ok)

@@ -43,12 +43,12 @@ void RegisterEval(CLI::App& app) {
     targets::EvalRequest request{task, shape, {*source, kernel_path, libraries}};
     auto results = target->Evaluate({&request, 1});
     if (!results[0]) throw Exit{kExitError, results[0].error().message};
-    const eval::Profile& profile = *results[0];
+    const Profile& profile = *results[0];
     if (json)
       fmt::print("{}\n", DumpJson(profile.ToJson(), 2));
     else
       PrintProfile(profile, verbose);
-    if (profile.status != eval::Verdict::kOk) throw Exit{kExitVerdict, ""};
+    if (profile.status != Verdict::kOk) throw Exit{kExitVerdict, ""};
   });
 }
 

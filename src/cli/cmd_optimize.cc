@@ -107,8 +107,8 @@ void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id) {
     auto percent = [](const search::Candidate& c) {
       return c.profile.metric ? std::string("-") : fmt::format("{:.2f}%", c.profile.percent_of_peak);
     };
-    fmt::print("{:<18} {:>12} {:>12} {:>8.2f}x {:>14} {:>14} {:>12}\n", r.task, eval::MeasureText(r.baseline.profile),
-               eval::MeasureText(r.best.profile), speedup, percent(r.baseline), percent(r.best), cost);
+    fmt::print("{:<18} {:>12} {:>12} {:>8.2f}x {:>14} {:>14} {:>12}\n", r.task, MeasureText(r.baseline.profile),
+               MeasureText(r.best.profile), speedup, percent(r.baseline), percent(r.best), cost);
     if (!r.stopped.empty()) fmt::print("  {} stopped early: {}\n", r.task, r.stopped);
   }
   fmt::print("\nrun {}: `accelopt show {}` for the best kernels and the plans that led to them\n", run_id, run_id);

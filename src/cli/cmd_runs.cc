@@ -32,8 +32,8 @@ void PrintRejected(const std::vector<Json>& calls) {
 // A candidate's median and score as `show` lists them: latency and percent of
 // peak for a kernel, its metric for a code task.
 std::string MeasureOf(const store::CandidateRow& c) {
-  auto profile = eval::ProfileFromJson(c.profile);
-  if (profile && profile->metric) return eval::MeasureText(*profile);
+  auto profile = ProfileFromJson(c.profile);
+  if (profile && profile->metric) return MeasureText(*profile);
   return fmt::format("{}, {:.2f}% of peak", FormatSeconds(c.latency_s), c.percent_of_peak);
 }
 

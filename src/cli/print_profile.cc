@@ -6,9 +6,9 @@
 
 namespace accelopt::cli {
 
-void PrintProfile(const eval::Profile& p, bool verbose) {
+void PrintProfile(const Profile& p, bool verbose) {
   fmt::print("task         {} (shape {}, target {})\n", p.task, p.shape, p.target);
-  fmt::print("status       {}{}\n", eval::VerdictName(p.status), p.message.empty() ? "" : ": " + p.message);
+  fmt::print("status       {}{}\n", VerdictName(p.status), p.message.empty() ? "" : ": " + p.message);
   fmt::print("{}      {}\n", p.metric ? "build  " : "compile",
              p.compile_cached ? "cached" : FormatSeconds(p.compile_seconds));
   if (p.errors)
@@ -21,7 +21,7 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
     fmt::print("elements     worst at {:.3g}x its float32 rounding bound, {} beyond it\n", p.errors->worst_ratio,
                p.errors->over_bound);
   if (p.latency && p.metric) {
-    const eval::MetricFigures& m = *p.metric;
+    const MetricFigures& m = *p.metric;
     const std::string unit = m.unit.empty() ? "" : " " + m.unit;
     fmt::print(
         "metric       {} ({} is better): median {:.4g}{}  best {:.4g}{}  worst {:.4g}{}  spread {:.2f}%  ({} runs)\n",
@@ -42,10 +42,10 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
         "measured again\n",
         100 * p.other_load, p.metric ? "runs" : "series", p.disturbed_series, p.metric ? "runs" : "series");
   if (p.latency && !p.conditions.empty()) fmt::print("conditions   {}\n", p.conditions);
-  if (p.status == eval::Verdict::kOk && p.roofline_seconds > 0)
+  if (p.status == Verdict::kOk && p.roofline_seconds > 0)
     fmt::print("score        {:.2f}% of peak ({}-bound, T = {}), {:.2f} GB/s, {:.2f} GFLOP/s\n", p.percent_of_peak,
                p.bound, FormatSeconds(p.roofline_seconds), p.achieved_gbs, p.achieved_gflops);
-  if (p.status == eval::Verdict::kOk && p.roofline_seconds > 0)
+  if (p.status == Verdict::kOk && p.roofline_seconds > 0)
     fmt::print("roofline     memory {}, matmul (FMA) {}, other vector {}\n", FormatSeconds(p.roofline_memory_seconds),
                FormatSeconds(p.roofline_mm_seconds), FormatSeconds(p.roofline_vec_seconds));
   if (p.scored_against)
@@ -60,7 +60,7 @@ void PrintProfile(const eval::Profile& p, bool verbose) {
   else if (p.latency && !p.metric)
     fmt::print("counters     unavailable: {}\n", p.counters.unavailable_reason);
   if (!p.work_dir.empty()) fmt::print("kept         {}\n", p.work_dir);
-  if (p.status != eval::Verdict::kOk || verbose) {
+  if (p.status != Verdict::kOk || verbose) {
     if (!p.compile_log.empty()) fmt::print("\n--- compile log\n{}", p.compile_log);
     if (!p.run_log.empty()) fmt::print("\n{}", p.run_log);
   }

@@ -1,10 +1,10 @@
 #pragma once
 
-#include "eval/profile.h"
+#include "core/profile.h"
 
 namespace accelopt::cli {
 
 /// Human-readable profile: status, errors, latency, score, counters, logs.
-void PrintProfile(const eval::Profile& profile, bool verbose);
+void PrintProfile(const Profile& profile, bool verbose);
 
 }  // namespace accelopt::cli

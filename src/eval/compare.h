@@ -15,26 +15,12 @@
 #include <cstddef>
 #include <string>
 
+#include "core/profile.h"
+
 namespace accelopt::eval {
 
 /// How far an element may be from the reference, in units of its float32 rounding estimate.
 inline constexpr double kElementBoundScale = 16;
-
-struct ErrorStats {
-  double rel_l2 = 0;     ///< ||out - ref|| / ||ref|| (||out - ref|| when ||ref|| = 0)
-  double max_abs = 0;    ///< largest |out - ref| over finite values
-  size_t nan_count = 0;  ///< NaN in the output (an unwritten element stays NaN)
-  size_t inf_count = 0;
-  size_t elements = 0;
-  // The per-element check (present when a float32 evaluation of the reference was compared too).
-  bool bounded = false;    ///< the per-element check ran
-  size_t over_bound = 0;   ///< elements outside their bound
-  double worst_ratio = 0;  ///< largest |out - ref| / bound (above 1: outside)
-  size_t worst_index = 0;  ///< the element with the worst ratio (within its output)
-  double worst_error = 0;  ///< |out - ref| there
-  double worst_bound = 0;  ///< its bound
-  bool finite() const { return nan_count == 0 && inf_count == 0; }
-};
 
 /// Relative L2, max abs and non-finite counts. Accumulates in double. Thread-compatible.
 ErrorStats CompareOutputs(const float* out, const double* ref, size_t n);

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "eval/profile.h"
+#include "core/profile.h"
 
 namespace accelopt::eval {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/profile.h"
+#include "core/profile.h"
 #include "eval/stats.h"
 #include "suite/task.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/profile.h"
 #include "core/result.h"
-#include "eval/profile.h"
 #include "suite/roofline.h"
 
 namespace accelopt::eval {

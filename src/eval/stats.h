@@ -3,14 +3,9 @@
 
 #include <vector>
 
-namespace accelopt::eval {
+#include "core/profile.h"
 
-struct LatencyStats {
-  double median_s = 0, min_s = 0, max_s = 0, mean_s = 0;
-  double spread = 0;  ///< interquartile range / median
-  int calls = 0;      ///< calls in the kept series
-  int series = 0;     ///< series measured (the most stable one is kept)
-};
+namespace accelopt::eval {
 
 /// Statistics of one series. Requires a non-empty series.
 LatencyStats Summarize(const std::vector<double>& samples_s);
@@ -25,11 +20,6 @@ LatencyStats MostStable(const std::vector<std::vector<double>>& series);
 /// (order statistics of the ratios, from the binomial distribution of the
 /// sign test). Pairing cancels what drifts between pairs (the machine's
 /// clock, its load): only what differs within a pair remains.
-struct PairedSpeedup {
-  double speedup = 0;  ///< median of a_i / b_i: above 1, B is faster
-  double ci_low = 0, ci_high = 0;
-  int pairs = 0;
-};
 
 /// Requires a.size() == b.size() >= 1 and positive times.
 PairedSpeedup PairedComparison(const std::vector<double>& a_s, const std::vector<double>& b_s);

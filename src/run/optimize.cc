@@ -55,15 +55,13 @@ Result<std::optional<Json>> StoreEvaluator::Recorded(const std::string& hash) {
   return recorded;
 }
 
-Result<eval::Profile> StoreEvaluator::EvaluateOne(const std::string& code) {
-  return std::move(Evaluate({code}).front());
-}
+Result<Profile> StoreEvaluator::EvaluateOne(const std::string& code) { return std::move(Evaluate({code}).front()); }
 
 // Codes evaluated before in this run are answered from the store; the others
 // go to the target as one batch (sharing inputs and reference outputs), and
 // each profile is stored as soon as it is measured.
-std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<std::string>& codes) {
-  std::vector<Result<eval::Profile>> out(codes.size(), Error{"not evaluated"});
+std::vector<Result<Profile>> StoreEvaluator::Evaluate(const std::vector<std::string>& codes) {
+  std::vector<Result<Profile>> out(codes.size(), Error{"not evaluated"});
   std::vector<std::string> keys;
   std::vector<targets::EvalRequest> requests;
   std::vector<size_t> positions;  // where each request's result goes
@@ -74,14 +72,14 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
     if (!recorded)
       out[i] = recorded.error();
     else if (*recorded)
-      out[i] = eval::ProfileFromJson(**recorded);
+      out[i] = ProfileFromJson(**recorded);
     else {
       requests.push_back({&task_, shape_, {codes[i], "candidate", {}}});
       positions.push_back(i);
     }
   }
   if (requests.empty()) return out;
-  target_.Evaluate(requests, [&](size_t k, const Result<eval::Profile>& profile) {
+  target_.Evaluate(requests, [&](size_t k, const Result<Profile>& profile) {
     size_t i = positions[k];
     out[i] = profile;
     if (!profile) return;
@@ -90,8 +88,8 @@ std::vector<Result<eval::Profile>> StoreEvaluator::Evaluate(const std::vector<st
   return out;
 }
 
-Result<eval::PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const std::string& child) {
-  if (!target_.ComparesSideBySide()) return eval::PairedSpeedup{};  // no pairs: the medians decide
+Result<PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const std::string& child) {
+  if (!target_.ComparesSideBySide()) return PairedSpeedup{};  // no pairs: the medians decide
   // Kept like an evaluation, by target and machine, under both codes' hashes.
   const std::string pair = "compare/" + agents::CodeHash(parent, language_) + "-" + agents::CodeHash(child, language_);
   const std::string key = Key(pair);
@@ -100,7 +98,7 @@ Result<eval::PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, c
   if (*recorded) {
     const Json& j = **recorded;
     try {
-      return eval::PairedSpeedup{j.at("speedup"), j.at("ci_low"), j.at("ci_high"), j.at("pairs")};
+      return PairedSpeedup{j.at("speedup"), j.at("ci_low"), j.at("ci_high"), j.at("pairs")};
     } catch (const Json::exception& e) {
       return Error{"recorded comparison " + key + ": " + e.what()};
     }
@@ -110,10 +108,10 @@ Result<eval::PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, c
   auto result = target_.Compare(a, b);
   if (!result) return result.error();
   if (!result->speedup)
-    return Error{std::string("side by side, the parent was ") + eval::VerdictName(result->a.status) +
-                 " and the child " + eval::VerdictName(result->b.status) + ": " +
-                 (result->b.status != eval::Verdict::kOk ? result->b.message : result->a.message)};
-  const eval::PairedSpeedup& s = *result->speedup;
+    return Error{std::string("side by side, the parent was ") + VerdictName(result->a.status) + " and the child " +
+                 VerdictName(result->b.status) + ": " +
+                 (result->b.status != Verdict::kOk ? result->b.message : result->a.message)};
+  const PairedSpeedup& s = *result->speedup;
   Json record = {{"speedup", s.speedup}, {"ci_low", s.ci_low},           {"ci_high", s.ci_high},
                  {"pairs", s.pairs},     {"parent", result->a.ToJson()}, {"child", result->b.ToJson()}};
   if (auto put = store_.PutEvaluation(key, run_id_, task_.name, record); !put) return put.error();
@@ -138,7 +136,7 @@ void RunRecorder::OnCandidate(search::Candidate& c) {
   row.plan = c.plan;
   row.code = c.code;
   row.code_hash = c.hash;
-  row.status = eval::VerdictName(c.profile.status);
+  row.status = VerdictName(c.profile.status);
   row.latency_s = c.latency();
   row.percent_of_peak = c.profile.percent_of_peak;
   row.profile = c.profile.ToJson();
@@ -159,7 +157,7 @@ void RunRecorder::OnLesson(Lesson& lesson, const search::Candidate& slow, const 
 }
 
 void RunRecorder::OnComparison(const search::Candidate& parent, const search::Candidate& child) {
-  const eval::PairedSpeedup& s = *child.vs_parent;
+  const PairedSpeedup& s = *child.vs_parent;
   fmt::print(stderr,
              "  candidate {} against its parent {}, side by side: {:.3f}x (95% interval {:.3f}-{:.3f}, {} pairs)\n",
              child.id, parent.id, s.speedup, s.ci_low, s.ci_high, s.pairs);
@@ -184,7 +182,7 @@ void RunRecorder::OnDuplicate(const search::Candidate& sample, const search::Can
 void RunRecorder::OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) {
   llm::Totals t = client_.totals();
   std::string cost = fmt::format("${:.4f}", t.cost_usd) + (t.unknown_cost_calls ? " + unknown" : "");
-  const std::string score = best.profile.metric ? eval::MeasureText(best.profile)
+  const std::string score = best.profile.metric ? MeasureText(best.profile)
                                                 : fmt::format("{:.2f}% of peak ({})", best.profile.percent_of_peak,
                                                               best.ok() ? FormatSeconds(best.latency()) : "-");
   fmt::print(stderr, "[{}] iteration {}/{}: evaluated {}/{}, best {}, tokens {} in / {} out, cost {}\n", task_,
@@ -286,7 +284,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   std::map<int64_t, std::string> hashes;  // the lineage by hash, as the search follows it
   for (const auto& row : *candidates) hashes[row.id] = row.code_hash;
   for (const auto& row : *candidates) {
-    auto profile = eval::ProfileFromJson(row.profile);
+    auto profile = ProfileFromJson(row.profile);
     if (!profile) return profile.error();
     search::Candidate c{row.id,   row.iteration, row.parent_id, hashes[row.parent_id],
                         row.plan, row.code,      row.code_hash, *profile};

@@ -38,11 +38,11 @@ class StoreEvaluator : public search::CandidateEvaluator {
  public:
   StoreEvaluator(store::Store& store, targets::Target& target, const suite::Task& task, std::string shape,
                  int64_t run_id);
-  std::vector<Result<eval::Profile>> Evaluate(const std::vector<std::string>& codes) override;
+  std::vector<Result<Profile>> Evaluate(const std::vector<std::string>& codes) override;
   /// Timed side by side on the target; recorded in the store (beside the
   /// evaluations, keyed by both codes), so a resumed run does not time a pair twice.
-  Result<eval::PairedSpeedup> Compare(const std::string& parent, const std::string& child) override;
-  Result<eval::Profile> EvaluateOne(const std::string& code);
+  Result<PairedSpeedup> Compare(const std::string& parent, const std::string& child) override;
+  Result<Profile> EvaluateOne(const std::string& code);
 
  private:
   /// run/task/shape/target@machine/HASH (a code's hash, or compare/A-B for a

@@ -34,12 +34,12 @@ Result<Candidate> CandidateFromJson(const Json& j) {
     c.hash = j.at("hash");
     if (j.contains("vs_parent")) {
       const Json& v = j.at("vs_parent");
-      c.vs_parent = eval::PairedSpeedup{v.at("speedup"), v.at("ci_low"), v.at("ci_high"), v.at("pairs")};
+      c.vs_parent = PairedSpeedup{v.at("speedup"), v.at("ci_low"), v.at("ci_high"), v.at("pairs")};
     }
   } catch (const Json::exception& e) {
     return Error{std::string("candidate: ") + e.what()};
   }
-  auto profile = eval::ProfileFromJson(j.at("profile"));
+  auto profile = ProfileFromJson(j.at("profile"));
   if (!profile) return profile.error();
   c.profile = *profile;
   return c;
@@ -64,12 +64,12 @@ std::string Duration(double seconds) {
 
 }  // namespace
 
-std::string ProfileText(const eval::Profile& p) {
+std::string ProfileText(const Profile& p) {
   char line[512];
   std::string out =
-      std::string("status: ") + eval::VerdictName(p.status) + (p.message.empty() ? "" : " (" + p.message + ")") + "\n";
+      std::string("status: ") + VerdictName(p.status) + (p.message.empty() ? "" : " (" + p.message + ")") + "\n";
   if (p.latency && p.metric) {
-    const eval::MetricFigures& m = *p.metric;
+    const MetricFigures& m = *p.metric;
     const std::string unit = m.unit.empty() ? "" : " " + m.unit;
     std::snprintf(line, sizeof line,
                   "%s (%s is better): median %.4g%s, best %.4g%s, worst %.4g%s, spread %.1f%% (%d runs)\n",
@@ -79,7 +79,7 @@ std::string ProfileText(const eval::Profile& p) {
   } else if (p.latency) {
     // The minimum beside the median tells a one-time cost (a thread pool waking
     // up, page faults) from the steady cost of the work.
-    const eval::LatencyStats& l = *p.latency;
+    const LatencyStats& l = *p.latency;
     std::snprintf(line, sizeof line, "latency: median %s, min %s, max %s, spread %.1f%% (%d timed calls)\n",
                   Duration(l.median_s).c_str(), Duration(l.min_s).c_str(), Duration(l.max_s).c_str(), 100 * l.spread,
                   l.calls);
@@ -101,7 +101,7 @@ std::string ProfileText(const eval::Profile& p) {
   }
   // The loops that did vectorize are left out: for a kernel written with
   // intrinsics they are noise, and what a planner acts on is what did not.
-  if (p.status == eval::Verdict::kOk && !p.compile_log.empty())
+  if (p.status == Verdict::kOk && !p.compile_log.empty())
     out += "compiler warnings on the kernel's own lines:\n" + p.compile_log.substr(0, 1500) + "\n";
   if (!p.not_vectorized.empty())
     out += "loops of the kernel the compiler did not vectorize, and why:\n" + p.not_vectorized.substr(0, 2000);
@@ -166,14 +166,13 @@ struct Proposal {
 };
 
 bool Failing(const Candidate& c) {
-  using eval::Verdict;
   return c.profile.status == Verdict::kCompileError || c.profile.status == Verdict::kRuntimeError ||
          c.profile.status == Verdict::kWrongAnswer;
 }
 
 std::string FailureLog(const Candidate& c) {
   std::string log = c.profile.message + "\n";
-  if (c.profile.status == eval::Verdict::kCompileError)
+  if (c.profile.status == Verdict::kCompileError)
     log += c.profile.compile_log;
   else
     log += "phase: " + c.profile.phase + "\n" + c.profile.run_log;
@@ -346,7 +345,7 @@ class Iteration {
     std::vector<std::optional<Candidate>> results(failing.size());
     ParallelFor(failing.size(), options_.llm_parallelism, [&](size_t i) {
       const Candidate& bad = *failing[i];
-      auto code = agents_.Fix(bad.code, eval::VerdictName(bad.profile.status), FailureLog(bad),
+      auto code = agents_.Fix(bad.code, VerdictName(bad.profile.status), FailureLog(bad),
                               key_ + "/fix" + std::to_string(round) + "/" + bad.hash);
       if (!code) return Fail("fixer", code.error().message);
       Candidate c = bad;
@@ -435,8 +434,7 @@ class Iteration {
   // `fast` against `slow`: timed side by side when the evaluator can (the
   // comparison is kept in `*paired_out`), else the ratio of the two medians
   // (an interval of one point).
-  Speedup SideBySide(const Candidate& slow, const Candidate& fast,
-                     std::optional<eval::PairedSpeedup>* paired_out = nullptr) {
+  Speedup SideBySide(const Candidate& slow, const Candidate& fast, std::optional<PairedSpeedup>* paired_out = nullptr) {
     auto paired = evaluator_.Compare(slow.code, fast.code);
     if (paired && paired->pairs > 0) {
       if (paired_out) *paired_out = *paired;
@@ -449,7 +447,7 @@ class Iteration {
 
   // The kept child against its parent, side by side where possible.
   Speedup CompareWithParent(const Candidate& parent, Candidate& child) {
-    std::optional<eval::PairedSpeedup> paired;
+    std::optional<PairedSpeedup> paired;
     const Speedup speedup = SideBySide(parent, child, &paired);
     if (paired) {
       child.vs_parent = *paired;

@@ -12,7 +12,7 @@
 
 #include "agents/agents.h"
 #include "core/json_io.h"
-#include "eval/profile.h"
+#include "core/profile.h"
 #include "eval/stats.h"
 #include "memory/memory.h"
 
@@ -64,12 +64,12 @@ struct Candidate {
   std::string parent_hash;
   std::string plan;  ///< the plan's text ("" for the baseline)
   std::string code, hash;
-  eval::Profile profile;
+  Profile profile;
   /// Its speedup over its parent, timed side by side (interleaved), when the
   /// search compared them: what decided whether it entered the beam and
   /// whether the pair became a lesson.
-  std::optional<eval::PairedSpeedup> vs_parent;
-  bool ok() const { return profile.status == eval::Verdict::kOk && profile.latency.has_value(); }
+  std::optional<PairedSpeedup> vs_parent;
+  bool ok() const { return profile.status == Verdict::kOk && profile.latency.has_value(); }
   double latency() const { return ok() ? profile.latency->median_s : 0; }
 };
 
@@ -80,11 +80,11 @@ Result<Candidate> CandidateFromJson(const Json& j);
 class CandidateEvaluator {
  public:
   virtual ~CandidateEvaluator() = default;
-  virtual std::vector<Result<eval::Profile>> Evaluate(const std::vector<std::string>& codes) = 0;
+  virtual std::vector<Result<Profile>> Evaluate(const std::vector<std::string>& codes) = 0;
   /// The speedup of `child` over `parent`, their timed calls interleaved in
   /// one window. An Error when the evaluator cannot compare (the default) or
   /// failed: the search then decides from the two medians.
-  virtual Result<eval::PairedSpeedup> Compare(const std::string& parent, const std::string& child) {
+  virtual Result<PairedSpeedup> Compare(const std::string& parent, const std::string& child) {
     (void)parent, (void)child;
     return Error{"this evaluator cannot compare two kernels side by side"};
   }
@@ -145,7 +145,7 @@ SearchState RunBeamSearch(agents::Agents& agents, CandidateEvaluator& evaluator,
                           const SearchOptions& options, SearchListener& listener, const std::string& key_prefix);
 
 /// What the planner is shown about a kernel's profile.
-std::string ProfileText(const eval::Profile& profile);
+std::string ProfileText(const Profile& profile);
 
 /// The plans that led from the baseline to `c`, oldest first, one numbered
 /// line each (the plan's title), following parent hashes through `known`; ""

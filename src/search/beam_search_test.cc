@@ -43,20 +43,20 @@ class RuleModel : public agents::ModelPort {
 // A kernel's code is "ms N;" (or "... ms = N;") plus a body: ok, with a median of N ms, memory-bound.
 class CodeTimedEvaluator : public CandidateEvaluator {
  public:
-  std::vector<Result<eval::Profile>> Evaluate(const std::vector<std::string>& codes) override {
-    std::vector<Result<eval::Profile>> out;
+  std::vector<Result<Profile>> Evaluate(const std::vector<std::string>& codes) override {
+    std::vector<Result<Profile>> out;
     for (const auto& code : codes) {
       std::smatch m;
-      eval::Profile p;
+      Profile p;
       p.task = "t";
       p.bound = "memory";
       if (std::regex_search(code, m, std::regex("ms (?:= )?([0-9.]+);"))) {
-        p.status = eval::Verdict::kOk;
-        p.latency = eval::LatencyStats{};
+        p.status = Verdict::kOk;
+        p.latency = LatencyStats{};
         p.latency->median_s = p.latency->min_s = p.latency->max_s = std::stod(m[1]) * 1e-3;
         p.latency->calls = 10;
       } else {
-        p.status = eval::Verdict::kCompileError;
+        p.status = Verdict::kCompileError;
       }
       out.push_back(p);
     }
@@ -283,9 +283,9 @@ TEST_F(BeamSearchTest, AVariantThatIsAnotherPlansKernelIsNotTakenAsTheSweepsOwn)
 }
 
 TEST(ProfileText, ShowsOwnWarningsAndWhatDidNotVectorizeNotWhatDid) {
-  eval::Profile p;
-  p.status = eval::Verdict::kOk;
-  p.latency = eval::LatencyStats{};
+  Profile p;
+  p.status = Verdict::kOk;
+  p.latency = LatencyStats{};
   p.latency->median_s = 1e-3;
   p.compile_log = "kernel.cpp:3:7: warning: unused variable 'x'\n";
   p.vectorization_report = "kernel.cpp:5:3: optimized: loop vectorized using 64 byte vectors\n";

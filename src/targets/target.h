@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/json_io.h"
+#include "core/profile.h"
 #include "core/result.h"
-#include "eval/profile.h"
 #include "eval/stats.h"
 #include "suite/roofline.h"
 #include "suite/task.h"
@@ -52,10 +52,10 @@ struct EvaluationJob {
 
 /// Two candidates measured side by side.
 struct PairedResult {
-  eval::Profile a, b;
+  Profile a, b;
   /// The speedup of b over a from their interleaved calls, with its 95%
   /// interval; absent when either is not ok.
-  std::optional<eval::PairedSpeedup> speedup;
+  std::optional<PairedSpeedup> speedup;
 };
 
 /// What a target says of itself: what the engine and the agents need to know
@@ -72,7 +72,7 @@ struct TargetInfo {
 class Target {
  public:
   /// Told of each result as soon as it is measured (its index in the requests).
-  using OnResult = std::function<void(size_t index, const Result<eval::Profile>& result)>;
+  using OnResult = std::function<void(size_t index, const Result<Profile>& result)>;
 
   virtual ~Target() = default;
   /// "cpu", "cuda", ...
@@ -122,9 +122,8 @@ class Target {
   }
   /// One result per request, in order. Blocks until all are measured. Requests
   /// for the same task and shape may share their inputs and reference outputs.
-  virtual std::vector<Result<eval::Profile>> Evaluate(std::span<const EvalRequest> requests,
-                                                      const OnResult& on_result) = 0;
-  std::vector<Result<eval::Profile>> Evaluate(std::span<const EvalRequest> requests) {
+  virtual std::vector<Result<Profile>> Evaluate(std::span<const EvalRequest> requests, const OnResult& on_result) = 0;
+  std::vector<Result<Profile>> Evaluate(std::span<const EvalRequest> requests) {
     return Evaluate(requests, OnResult{});
   }
   /// Whether Compare times two kernels side by side; when not, decisions take

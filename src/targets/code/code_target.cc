@@ -147,7 +147,7 @@ std::string MetricText(const suite::MetricSpec& m) {
 struct CodeTarget::Prepared {
   std::unique_ptr<ScratchDir> dir;
   fs::path root;
-  eval::Profile profile;
+  Profile profile;
   bool ok = false;
   double start = 0;
 };
@@ -246,7 +246,7 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
   p->profile.task = task.name;
   p->profile.shape = request.shape;
   p->profile.target = name();
-  auto fail = [&](eval::Verdict verdict, std::string message) {
+  auto fail = [&](Verdict verdict, std::string message) {
     p->profile.status = verdict;
     p->profile.message = std::move(message);
     p->profile.wall_seconds = NowSeconds() - p->start;
@@ -255,10 +255,9 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
   if (task.kind != suite::TaskKind::kCode)
     return Error{"the code target runs tasks of kind code; '" + task.name + "' is a kernel"};
   auto files = ParseFiles(request.candidate.source);
-  if (!files) return fail(eval::Verdict::kCompileError, files.error().message);
+  if (!files) return fail(Verdict::kCompileError, files.error().message);
   for (const auto& f : *files)
-    if (auto problem = PathProblem(f.path, spec.files); !problem.empty())
-      return fail(eval::Verdict::kForbidden, problem);
+    if (auto problem = PathProblem(f.path, spec.files); !problem.empty()) return fail(Verdict::kForbidden, problem);
   auto base = BaseOf(task);
   if (!base) return base.error();
   auto dir = ScratchDir::Create(options_.work_dir, task.name, options_.keep_work);
@@ -276,7 +275,7 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
     p->profile.compile_seconds = NowSeconds() - t0;
     p->profile.compile_log = LogOf(spec.build, *built);
     if (!built->exited_cleanly())
-      return fail(built->timed_out ? eval::Verdict::kTimeout : eval::Verdict::kCompileError,
+      return fail(built->timed_out ? Verdict::kTimeout : Verdict::kCompileError,
                   FailureOf("the build", *built, spec.timeout_seconds));
     // A clean build's log is progress lines; only warnings are worth a planner's attention.
     if (p->profile.compile_log.find("warning") == std::string::npos) p->profile.compile_log.clear();
@@ -286,9 +285,9 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
   p->profile.run_log = LogOf(spec.test, *tested);
   if (!tested->exited_cleanly()) {
     p->profile.phase = "tests";
-    const eval::Verdict verdict = tested->timed_out     ? eval::Verdict::kTimeout
-                                  : tested->term_signal ? eval::Verdict::kRuntimeError
-                                                        : eval::Verdict::kWrongAnswer;
+    const Verdict verdict = tested->timed_out     ? Verdict::kTimeout
+                            : tested->term_signal ? Verdict::kRuntimeError
+                                                  : Verdict::kWrongAnswer;
     return fail(verdict, FailureOf("the tests", *tested, spec.timeout_seconds));
   }
   p->profile.seeds = 1;
@@ -305,7 +304,7 @@ Result<std::optional<CodeTarget::BenchRun>> CodeTarget::RunBench(const suite::Ta
   eval::CpuSnapshot after = eval::TakeCpuSnapshot();
   // The benchmark's processes are ours too: their CPU time, as its process reaped them.
   after.ours += ran->cpu_seconds * static_cast<double>(sysconf(_SC_CLK_TCK));
-  auto fail = [&](eval::Verdict verdict, const std::string& message) -> std::optional<BenchRun> {
+  auto fail = [&](Verdict verdict, const std::string& message) -> std::optional<BenchRun> {
     p.profile.status = verdict;
     p.profile.message = message;
     p.profile.phase = "benchmark";
@@ -314,10 +313,10 @@ Result<std::optional<CodeTarget::BenchRun>> CodeTarget::RunBench(const suite::Ta
     return std::nullopt;
   };
   if (!ran->exited_cleanly())
-    return fail(ran->timed_out ? eval::Verdict::kTimeout : eval::Verdict::kRuntimeError,
+    return fail(ran->timed_out ? Verdict::kTimeout : Verdict::kRuntimeError,
                 FailureOf("the benchmark", *ran, spec.timeout_seconds));
   auto figure = ReadMetric(ran->out, ran->err, spec.metric);
-  if (!figure) return fail(eval::Verdict::kRuntimeError, figure.error().message);
+  if (!figure) return fail(Verdict::kRuntimeError, figure.error().message);
   return std::optional<BenchRun>(BenchRun{eval::CostOf(*figure, spec.metric), eval::LoadBetween(before, after).others});
 }
 
@@ -330,7 +329,7 @@ bool CodeTarget::Disturbed(const BenchRun& run, int& retries_left, Prepared& p) 
 
 void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<double>& costs) const {
   const suite::CodeSpec& spec = task.code;
-  eval::Profile& profile = p.profile;
+  Profile& profile = p.profile;
   profile.latency = eval::Summarize(costs);
   profile.latency->series = 1;
   profile.metric = eval::FiguresOf(*profile.latency, spec.metric, static_cast<int>(costs.size()));
@@ -342,12 +341,12 @@ void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<
   profile.wall_seconds = NowSeconds() - p.start;
 }
 
-std::vector<Result<eval::Profile>> CodeTarget::Evaluate(std::span<const targets::EvalRequest> requests,
-                                                        const OnResult& on_result) {
-  std::vector<Result<eval::Profile>> results;
+std::vector<Result<Profile>> CodeTarget::Evaluate(std::span<const targets::EvalRequest> requests,
+                                                  const OnResult& on_result) {
+  std::vector<Result<Profile>> results;
   for (size_t i = 0; i < requests.size(); ++i) {
     const suite::Task& task = *requests[i].task;
-    auto measured = [&]() -> Result<eval::Profile> {
+    auto measured = [&]() -> Result<Profile> {
       auto p = Prepare(requests[i]);
       if (!p) return p.error();
       if (!(*p)->ok) return (*p)->profile;

@@ -42,8 +42,8 @@ class CodeTarget : public targets::Target {
   AnswerReader AnswerReaderFor(const suite::Task& task) const override;
   std::map<std::string, std::string> PromptValues(const suite::Task& task) const override;
   using targets::Target::Evaluate;
-  std::vector<Result<eval::Profile>> Evaluate(std::span<const targets::EvalRequest> requests,
-                                              const OnResult& on_result) override;
+  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> requests,
+                                        const OnResult& on_result) override;
   bool ComparesSideBySide() const override { return true; }
   Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override;
 

@@ -73,8 +73,8 @@ TEST(CodeMetric, HigherIsBetterIsComparedByItsReciprocal) {
   m.higher_is_better = true;
   EXPECT_DOUBLE_EQ(eval::CostOf(4, m), 0.25);
   EXPECT_DOUBLE_EQ(eval::FigureOf(0.25, m), 4);
-  eval::LatencyStats costs = eval::Summarize({0.25, 0.5, 0.2});
-  const eval::MetricFigures f = eval::FiguresOf(costs, m, 3);
+  LatencyStats costs = eval::Summarize({0.25, 0.5, 0.2});
+  const MetricFigures f = eval::FiguresOf(costs, m, 3);
   EXPECT_DOUBLE_EQ(f.median, 4);
   EXPECT_DOUBLE_EQ(f.best, 5);  // the highest figure is the lowest cost
   EXPECT_DOUBLE_EQ(f.worst, 2);

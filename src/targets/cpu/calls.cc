@@ -178,9 +178,7 @@ std::string CheckSlack(const eval::KernelProcess& process, const suite::BoundTas
 }
 
 bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProcess& process,
-                     const suite::BoundTask& bound, const std::string& during, eval::Verdict& verdict,
-                     std::string& message) {
-  using eval::Verdict;
+                     const suite::BoundTask& bound, const std::string& during, Verdict& verdict, std::string& message) {
   using Kind = eval::ProcessFailure::Kind;
   using eval::protocol::ReportKind;
   const eval::SandboxOutcome& o = failure.outcome;

@@ -11,9 +11,9 @@
 #include <optional>
 #include <string>
 
+#include "core/profile.h"
 #include "core/result.h"
 #include "eval/kernel_process.h"
-#include "eval/profile.h"
 #include "suite/task.h"
 #include "targets/cpu/cpu_target.h"
 
@@ -62,8 +62,7 @@ std::string CheckSlack(const eval::KernelProcess& process, const suite::BoundTas
 /// verdict and its message (`during` names the call). False when the failure
 /// is the harness's own (it could not set up): an engine error, in `message`.
 bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProcess& process,
-                     const suite::BoundTask& bound, const std::string& during, eval::Verdict& verdict,
-                     std::string& message);
+                     const suite::BoundTask& bound, const std::string& during, Verdict& verdict, std::string& message);
 
 /// The child's stdout and stderr, labelled, for the profile.
 std::string RunLog(const eval::SandboxOutcome& outcome);

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/clock.h"
+#include "eval/compare.h"
 #include "eval/counters.h"
 #include "eval/kernel_process.h"
 #include "eval/machine_load.h"
@@ -15,8 +16,6 @@
 
 namespace accelopt::cpu {
 namespace {
-
-using eval::Verdict;
 
 // Outputs the monitor keeps to compare: copied the moment their call returned.
 struct Kept {
@@ -28,7 +27,7 @@ struct Kept {
 // One candidate's run: the process, the schedule's state, what was measured.
 class Run {
  public:
-  Run(const suite::BoundTask& bound, Expected& expected, const CpuTargetOptions& options, eval::Profile& profile)
+  Run(const suite::BoundTask& bound, Expected& expected, const CpuTargetOptions& options, Profile& profile)
       : bound_(bound),
         expected_(expected),
         options_(options),
@@ -198,7 +197,7 @@ class Run {
  private:
   bool over() const { return profile_.status != Verdict::kOk; }
 
-  Status SetVerdict(eval::Verdict verdict, std::string message) {
+  Status SetVerdict(Verdict verdict, std::string message) {
     profile_.status = verdict;
     profile_.message = std::move(message);
     return Ok{};
@@ -210,7 +209,7 @@ class Run {
     const eval::ProcessFailure& f = *process_->failed();
     profile_.phase = during;
     profile_.run_log = eval::TruncateLog(RunLog(f.outcome), 64 << 10);
-    eval::Verdict verdict;
+    Verdict verdict;
     std::string message;
     if (!DescribeFailure(f, *process_, bound_, during, verdict, message)) return Error{message};
     return SetVerdict(verdict, std::move(message));
@@ -269,7 +268,7 @@ class Run {
 
   void Compare() {
     const double compare_start = NowSeconds();
-    eval::ErrorStats worst;
+    ErrorStats worst;
     bool first = true;
     for (const Kept& k : kept_) {
       const float* out = k.outputs.data();
@@ -278,8 +277,8 @@ class Run {
       for (size_t o = 0; o < bound_.outputs.size(); ++o) {
         const auto& t = bound_.outputs[o];
         const size_t n = static_cast<size_t>(t.elements);
-        eval::ErrorStats e = ref32 ? eval::CompareOutputs(out, ref, ref32, n, expected_.floor(k.slot, o))
-                                   : eval::CompareOutputs(out, ref, n);
+        ErrorStats e = ref32 ? eval::CompareOutputs(out, ref, ref32, n, expected_.floor(k.slot, o))
+                             : eval::CompareOutputs(out, ref, n);
         if (profile_.message.empty()) profile_.message = Judge(e, t.name, k.label);
         worst = first ? e : eval::Worst(worst, e);
         first = false;
@@ -294,7 +293,7 @@ class Run {
   }
 
   // "" when the output passes; else why it does not.
-  std::string Judge(const eval::ErrorStats& e, const std::string& output, const std::string& label) const {
+  std::string Judge(const ErrorStats& e, const std::string& output, const std::string& label) const {
     const std::string what = "output '" + output + "' (" + label + "): ";
     char text[320];
     if (!e.finite())
@@ -317,7 +316,7 @@ class Run {
   const suite::BoundTask& bound_;
   Expected& expected_;
   const CpuTargetOptions& options_;
-  eval::Profile& profile_;
+  Profile& profile_;
   std::mt19937_64 rng_;
   uint64_t perturb_seed_;
   uint64_t fresh_calls_ = 0;
@@ -337,7 +336,7 @@ class Run {
 }  // namespace
 
 Status RunCandidate(const suite::BoundTask& bound, const std::string& library, Expected& expected,
-                    const CpuTargetOptions& options, const std::string& dir, bool timed, eval::Profile& profile) {
+                    const CpuTargetOptions& options, const std::string& dir, bool timed, Profile& profile) {
   profile.status = Verdict::kOk;
   Run run(bound, expected, options, profile);
   if (auto s = run.Start(library, dir, timed); !s) return s;
@@ -348,10 +347,9 @@ Status RunCandidate(const suite::BoundTask& bound, const std::string& library, E
   return run.Finish(timed);
 }
 
-Result<eval::PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::string& library_a,
-                                    const std::string& library_b, Expected& expected, const CpuTargetOptions& options,
-                                    const std::string& dir_a, const std::string& dir_b, eval::Profile& a,
-                                    eval::Profile& b) {
+Result<PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::string& library_a, const std::string& library_b,
+                              Expected& expected, const CpuTargetOptions& options, const std::string& dir_a,
+                              const std::string& dir_b, Profile& a, Profile& b) {
   a.status = b.status = Verdict::kOk;
   Run run_a(bound, expected, options, a), run_b(bound, expected, options, b);
   if (auto s = run_a.Start(library_a, dir_a, true); !s) return s.error();
@@ -385,12 +383,12 @@ Result<eval::PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::st
     const auto& series_b = run_b.EndSeries(0);
     times_a.insert(times_a.end(), series_a.begin(), series_a.end());
     times_b.insert(times_b.end(), series_b.begin(), series_b.end());
-    const eval::PairedSpeedup so_far = eval::PairedComparison(times_a, times_b);
+    const PairedSpeedup so_far = eval::PairedComparison(times_a, times_b);
     if ((so_far.ci_high - so_far.ci_low) / so_far.speedup <= 2 * t.spread_tolerance) break;
   }
   if (auto s = run_a.Finish(true); !s) return s.error();
   if (auto s = run_b.Finish(true); !s) return s.error();
-  if (a.status != Verdict::kOk || b.status != Verdict::kOk) return eval::PairedSpeedup{};
+  if (a.status != Verdict::kOk || b.status != Verdict::kOk) return PairedSpeedup{};
   return eval::PairedComparison(times_a, times_b);
 }
 

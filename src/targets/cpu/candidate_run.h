@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "core/profile.h"
 #include "core/result.h"
-#include "eval/profile.h"
 #include "eval/stats.h"
 #include "suite/task.h"
 #include "targets/cpu/cpu_target.h"
@@ -20,16 +20,15 @@ namespace accelopt::cpu {
 /// profile's verdict, message, errors, latency (when `timed`), counters and
 /// accounting. A bad kernel is a verdict; an Error is the engine's own failure.
 Status RunCandidate(const suite::BoundTask& bound, const std::string& library, Expected& expected,
-                    const CpuTargetOptions& options, const std::string& dir, bool timed, eval::Profile& profile);
+                    const CpuTargetOptions& options, const std::string& dir, bool timed, Profile& profile);
 
 /// Runs two candidate libraries side by side, each in its own kernel process,
 /// their timed calls interleaved (A, B, B, A, ...) on the same batch's inputs,
 /// each call prepared as in RunCandidate, and fills both profiles as
 /// RunCandidate would. Returns the speedup of B over A from the pairs of
 /// calls (no pairs when either is not ok); an Error is the engine's failure.
-Result<eval::PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::string& library_a,
-                                    const std::string& library_b, Expected& expected, const CpuTargetOptions& options,
-                                    const std::string& dir_a, const std::string& dir_b, eval::Profile& a,
-                                    eval::Profile& b);
+Result<PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::string& library_a, const std::string& library_b,
+                              Expected& expected, const CpuTargetOptions& options, const std::string& dir_a,
+                              const std::string& dir_b, Profile& a, Profile& b);
 
 }  // namespace accelopt::cpu

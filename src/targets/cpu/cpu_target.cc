@@ -27,8 +27,6 @@
 
 namespace accelopt::cpu {
 namespace fs = std::filesystem;
-using eval::Profile;
-using eval::Verdict;
 
 namespace {
 

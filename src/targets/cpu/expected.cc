@@ -34,10 +34,10 @@ Status RunReference(const suite::BoundTask& bound, const std::string& library, O
   if (!process) return process.error();
   eval::KernelProcess& p = **process;
   auto fail = [&](const std::string& during) -> Status {
-    eval::Verdict verdict;
+    Verdict verdict;
     std::string message;
     DescribeFailure(*p.failed(), p, bound, during, verdict, message);
-    if (verdict == eval::Verdict::kTimeout) {
+    if (verdict == Verdict::kTimeout) {
       // The reference is the project's own, trusted code: too little time is the setting's fault.
       char limit[32];
       std::snprintf(limit, sizeof limit, "%g", options.wall_seconds);

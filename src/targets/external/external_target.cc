@@ -18,8 +18,6 @@
 
 namespace accelopt::external {
 namespace fs = std::filesystem;
-using eval::Profile;
-using eval::Verdict;
 
 std::vector<std::string> SplitCommand(const std::string& text) {
   std::vector<std::string> words;
@@ -281,7 +279,7 @@ class ExternalTarget : public targets::Target {
       if (*status != Verdict::kOk) {  // a kernel failed while compared: no speedup, and both say why
         for (Profile* p : {&result.a, &result.b})
           p->message += std::string(p->message.empty() ? "" : "; ") + "the side-by-side timing failed (" +
-                        eval::VerdictName(*status) + "): " + answer->value("message", "");
+                        VerdictName(*status) + "): " + answer->value("message", "");
         return result;
       }
       const Json& pairs = answer->value("pairs", Json());
@@ -321,7 +319,7 @@ class ExternalTarget : public targets::Target {
   // one, one the step cannot give, or a failure without a message.
   static Result<Verdict> StatusOf(const Json& answer, const std::string& op, std::initializer_list<Verdict> allowed) {
     const std::string name = answer.value("status", "");
-    auto verdict = eval::VerdictFromName(name);
+    auto verdict = VerdictFromName(name);
     if (!verdict) return Error{"the evaluator answered '" + op + "' with an unknown status '" + name + "'"};
     if (std::find(allowed.begin(), allowed.end(), *verdict) == allowed.end())
       return Error{"the evaluator answered '" + op + "' with status '" + name + "', which that step cannot give"};
@@ -381,7 +379,7 @@ class ExternalTarget : public targets::Target {
     profile.run_log = checked->value("log", "");
     if (checked->contains("errors") && (*checked)["errors"].is_object()) {
       const Json& e = (*checked)["errors"];
-      eval::ErrorStats errors;
+      ErrorStats errors;
       errors.rel_l2 = e.value("rel_l2", std::nan(""));
       errors.max_abs = e.value("max_abs", std::nan(""));
       profile.errors = errors;

@@ -1,4 +1,4 @@
-#include "eval/profile.h"
+#include "core/profile.h"
 
 #include <fmt/core.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/format.h"
 
-namespace accelopt::eval {
+namespace accelopt {
 
 const char* VerdictName(Verdict verdict) {
   switch (verdict) {
@@ -107,9 +107,9 @@ Json Profile::ToJson() const {
   return j;
 }
 
-}  // namespace accelopt::eval
+}  // namespace accelopt
 
-namespace accelopt::eval {
+namespace accelopt {
 
 namespace {
 
@@ -227,4 +227,4 @@ std::string MeasureText(const Profile& profile) {
   return CostText(profile, profile.latency->median_s);
 }
 
-}  // namespace accelopt::eval
+}  // namespace accelopt

@@ -1,15 +1,15 @@
 #pragma once
-/// The evaluator's verdict on one candidate kernel (DESIGN.md section 5).
+/// core: the evaluator's verdict on one candidate (DESIGN.md section 5), with
+/// its measurements: one type for the targets that make it, the search that
+/// decides with it and the store that keeps it.
 
 #include <map>
 #include <optional>
 #include <string>
 
 #include "core/json_io.h"
-#include "eval/compare.h"
-#include "eval/stats.h"
 
-namespace accelopt::eval {
+namespace accelopt {
 
 enum class Verdict {
   kOk,
@@ -26,6 +26,38 @@ enum class Verdict {
 const char* VerdictName(Verdict verdict);
 /// The verdict of that name; nothing for a name that is not one.
 std::optional<Verdict> VerdictFromName(const std::string& name);
+
+/// Latency statistics over a series of timed calls (eval::Summarize).
+struct LatencyStats {
+  double median_s = 0, min_s = 0, max_s = 0, mean_s = 0;
+  double spread = 0;  ///< interquartile range / median
+  int calls = 0;      ///< calls in the kept series
+  int series = 0;     ///< series measured (the most stable one is kept)
+};
+
+/// The speedup of B over A from paired calls, with its 95% interval (eval::PairedComparison).
+struct PairedSpeedup {
+  double speedup = 0;  ///< median of a_i / b_i: above 1, B is faster
+  double ci_low = 0, ci_high = 0;
+  int pairs = 0;
+};
+
+/// How a candidate's outputs compared with the reference's (eval::CompareOutputs).
+struct ErrorStats {
+  double rel_l2 = 0;     ///< ||out - ref|| / ||ref|| (||out - ref|| when ||ref|| = 0)
+  double max_abs = 0;    ///< largest |out - ref| over finite values
+  size_t nan_count = 0;  ///< NaN in the output (an unwritten element stays NaN)
+  size_t inf_count = 0;
+  size_t elements = 0;
+  // The per-element check (present when a float32 evaluation of the reference was compared too).
+  bool bounded = false;    ///< the per-element check ran
+  size_t over_bound = 0;   ///< elements outside their bound
+  double worst_ratio = 0;  ///< largest |out - ref| / bound (above 1: outside)
+  size_t worst_index = 0;  ///< the element with the worst ratio (within its output)
+  double worst_error = 0;  ///< |out - ref| there
+  double worst_bound = 0;  ///< its bound
+  bool finite() const { return nan_count == 0 && inf_count == 0; }
+};
 
 /// Hardware counters per timed call; absent when the kernel does not allow them.
 struct CounterValues {
@@ -107,11 +139,7 @@ std::string MeasureText(const Profile& profile);
 /// `cost` in the units of `profile`'s measure (a cost of the same task).
 std::string CostText(const Profile& profile, double cost);
 
-}  // namespace accelopt::eval
-
-namespace accelopt::eval {
-
 /// Reads back what Profile::ToJson wrote. Errors name the missing field.
 Result<Profile> ProfileFromJson(const Json& j);
 
-}  // namespace accelopt::eval
+}  // namespace accelopt
