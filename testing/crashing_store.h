@@ -33,9 +33,9 @@ class CrashingStore : public store::Store {
   Status PutEvaluation(const std::string& key, int64_t run, const std::string& task, const Json& profile) override {
     return Write(inner_.PutEvaluation(key, run, task, profile));
   }
-  Result<int64_t> AddCandidate(const store::CandidateRow& row) override { return Write(inner_.AddCandidate(row)); }
-  Result<std::optional<store::CandidateRow>> GetCandidate(int64_t id) override { return inner_.GetCandidate(id); }
-  Result<std::vector<store::CandidateRow>> ListCandidates(int64_t run, const std::string& task) override {
+  Result<int64_t> AddCandidate(const store::StoredCandidate& row) override { return Write(inner_.AddCandidate(row)); }
+  Result<std::optional<store::StoredCandidate>> GetCandidate(int64_t id) override { return inner_.GetCandidate(id); }
+  Result<std::vector<store::StoredCandidate>> ListCandidates(int64_t run, const std::string& task) override {
     return inner_.ListCandidates(run, task);
   }
   Status PutIteration(int64_t run, const std::string& task, int iteration, const Json& state) override {

@@ -203,9 +203,9 @@ TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
   auto candidates = db->ListCandidates(*run, "scale");
   ASSERT_TRUE(candidates.ok());
   std::vector<std::string> statuses;
-  for (const auto& c : *candidates) statuses.push_back(c.status);
+  for (const auto& c : *candidates) statuses.push_back(VerdictName(c.candidate.profile.status));
   EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "ok", "ok", "compile_error", "ok"}));
-  EXPECT_EQ((*candidates)[1].parent_id, (*candidates)[0].id);
+  EXPECT_EQ((*candidates)[1].candidate.parent_id, (*candidates)[0].candidate.id);
 
   // 4 plans, 4 executor answers, 1 fix, and one summary per kept pair.
   llm::Totals t = client->totals();
@@ -224,7 +224,7 @@ TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
   EXPECT_EQ(static_cast<int>(lessons->size()), summaries);
   // Every lesson's pair is a parent->child edge of the recorded lineage.
   std::map<int64_t, int64_t> parent_of;
-  for (const auto& c : *candidates) parent_of[c.id] = c.parent_id;
+  for (const auto& c : *candidates) parent_of[c.candidate.id] = c.candidate.parent_id;
   for (const auto& l : *lessons) EXPECT_EQ(parent_of[l.fast_candidate], l.slow_candidate) << l.lesson.title;
   auto checkpoint = db->LatestIteration(*run, "scale");
   ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
@@ -297,13 +297,13 @@ TEST_F(Loop, TheEngineTunesDeclaredConstants) {
   auto candidates = db->ListCandidates(*run, "scale");
   ASSERT_TRUE(candidates.ok());
   ASSERT_EQ(candidates->size(), 3u) << progress;  // baseline, the executor's kernel, one variant
-  const auto& variant = (*candidates)[2];
+  const Candidate& variant = (*candidates)[2].candidate;
   EXPECT_NE(variant.code.find("constexpr int REPEAT = 1;"), std::string::npos) << variant.code;
   EXPECT_NE(variant.plan.find("(constants tuned by the engine: REPEAT=1)"), std::string::npos) << variant.plan;
-  EXPECT_EQ(variant.parent_id, (*candidates)[0].id);
+  EXPECT_EQ(variant.parent_id, (*candidates)[0].candidate.id);
   EXPECT_NE(progress.find("1 variants; the fastest, (constants tuned by the engine: REPEAT=1)"), std::string::npos)
       << progress;
-  EXPECT_LT(variant.latency_s, (*candidates)[1].latency_s / 2);
+  EXPECT_LT(variant.latency(), (*candidates)[1].candidate.latency() / 2);
   // Kept or not is the side-by-side comparison's call (pinned down in
   // beam_search_test); under a loaded machine its interval may reach 1.
   EXPECT_TRUE(progress.find("timed side by side): kept") != std::string::npos ||
@@ -423,7 +423,7 @@ TEST_F(Loop, KilledAnywhereResumesWithoutPayingTwice) {
     // consumed some. What must hold is that nothing is paid for twice.)
     // One row per distinct kernel.
     std::set<std::string> hashes;
-    for (const auto& c : *candidates) EXPECT_TRUE(hashes.insert(c.code_hash).second) << c.code_hash;
+    for (const auto& c : *candidates) EXPECT_TRUE(hashes.insert(c.candidate.hash).second) << c.candidate.hash;
     auto checkpoint = (*db)->LatestIteration(run_id, "scale");
     ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
     EXPECT_EQ((*checkpoint)->first, 2);

@@ -104,7 +104,7 @@ void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id) {
     std::string cost = fmt::format("${:.4f}", r.cost) + (r.unknown_cost_calls ? "+?" : "");
     double speedup = r.best.ok() && r.baseline.ok() ? r.baseline.latency() / r.best.latency() : 0;
     // A code task's figure is its own metric, with no peak to be a percentage of.
-    auto percent = [](const search::Candidate& c) {
+    auto percent = [](const Candidate& c) {
       return c.profile.metric ? std::string("-") : fmt::format("{:.2f}%", c.profile.percent_of_peak);
     };
     fmt::print("{:<18} {:>12} {:>12} {:>8.2f}x {:>14} {:>14} {:>12}\n", r.task, MeasureText(r.baseline.profile),

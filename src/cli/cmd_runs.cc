@@ -31,10 +31,9 @@ void PrintRejected(const std::vector<Json>& calls) {
 
 // A candidate's median and score as `show` lists them: latency and percent of
 // peak for a kernel, its metric for a code task.
-std::string MeasureOf(const store::CandidateRow& c) {
-  auto profile = ProfileFromJson(c.profile);
-  if (profile && profile->metric) return MeasureText(*profile);
-  return fmt::format("{}, {:.2f}% of peak", FormatSeconds(c.latency_s), c.percent_of_peak);
+std::string MeasureOf(const Candidate& c) {
+  if (c.profile.metric) return MeasureText(c.profile);
+  return fmt::format("{}, {:.2f}% of peak", FormatSeconds(c.latency()), c.profile.percent_of_peak);
 }
 
 // Reading commands open an existing store only: a mistyped --db is an error,
@@ -152,16 +151,16 @@ void RegisterShow(CLI::App& app) {
     fmt::print("run {} ({}, {})\n", info->id, info->created_at, info->status);
     PrintRunHardware(info->config);
     auto candidates = Must(store->ListCandidates(run, ""));
-    std::map<int64_t, const store::CandidateRow*> by_id;
-    std::map<std::string, const store::CandidateRow*> best;
-    for (const auto& c : candidates) {
+    std::map<int64_t, const Candidate*> by_id;
+    std::map<std::string, const Candidate*> best;
+    for (const auto& stored : candidates) {
+      const Candidate& c = stored.candidate;
       by_id[c.id] = &c;
-      if (c.status == "ok" && (!best.count(c.task) || c.latency_s < best[c.task]->latency_s)) best[c.task] = &c;
+      if (c.ok() && (!best.count(stored.task) || c.latency() < best[stored.task]->latency())) best[stored.task] = &c;
     }
     for (const auto& [task, b] : best) {
-      std::vector<const store::CandidateRow*> chain;
-      for (const store::CandidateRow* c = b; c;
-           c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
+      std::vector<const Candidate*> chain;
+      for (const Candidate* c = b; c; c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
         chain.push_back(c);
       fmt::print("\n== {}: best candidate {} ({})\n", task, b->id, MeasureOf(*b));
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {

@@ -127,27 +127,15 @@ RunRecorder::RunRecorder(store::Store& store, llm::LlmClient& client, int64_t ru
       memory_name_(std::move(memory_name)),
       iterations_(iterations) {}
 
-void RunRecorder::OnCandidate(search::Candidate& c) {
-  store::CandidateRow row;
-  row.run_id = run_id_;
-  row.task = task_;
-  row.iteration = c.iteration;
-  row.parent_id = c.parent_id;
-  row.plan = c.plan;
-  row.code = c.code;
-  row.code_hash = c.hash;
-  row.status = VerdictName(c.profile.status);
-  row.latency_s = c.latency();
-  row.percent_of_peak = c.profile.percent_of_peak;
-  row.profile = c.profile.ToJson();
-  auto id = store_.AddCandidate(row);
+void RunRecorder::OnCandidate(Candidate& c) {
+  auto id = store_.AddCandidate({run_id_, task_, c});
   if (id)
     c.id = *id;
   else
     fmt::print(stderr, "warning: {}\n", id.error().message);
 }
 
-void RunRecorder::OnLesson(Lesson& lesson, const search::Candidate& slow, const search::Candidate& fast) {
+void RunRecorder::OnLesson(Lesson& lesson, const Candidate& slow, const Candidate& fast) {
   auto id = store_.AddLesson({lesson, memory_name_, run_id_, slow.id, fast.id});
   if (id)
     lesson.id = *id;
@@ -156,7 +144,7 @@ void RunRecorder::OnLesson(Lesson& lesson, const search::Candidate& slow, const 
   fmt::print(stderr, "  lesson ({:.2f}x): {}\n", lesson.speedup, lesson.title);
 }
 
-void RunRecorder::OnComparison(const search::Candidate& parent, const search::Candidate& child) {
+void RunRecorder::OnComparison(const Candidate& parent, const Candidate& child) {
   const PairedSpeedup& s = *child.vs_parent;
   fmt::print(stderr,
              "  candidate {} against its parent {}, side by side: {:.3f}x (95% interval {:.3f}-{:.3f}, {} pairs)\n",
@@ -167,11 +155,11 @@ void RunRecorder::OnAgentFailure(const std::string& role, const std::string& mes
   fmt::print(stderr, "  {} failed: {}\n", role, message.substr(0, 300));
 }
 
-void RunRecorder::OnTuning(const search::Candidate& kernel, const std::string& what) {
+void RunRecorder::OnTuning(const Candidate& kernel, const std::string& what) {
   fmt::print(stderr, "[{}] tuning candidate {}: {}\n", task_, kernel.id, what);
 }
 
-void RunRecorder::OnDuplicate(const search::Candidate& sample, const search::Candidate& original) {
+void RunRecorder::OnDuplicate(const Candidate& sample, const Candidate& original) {
   const std::string plan = sample.plan.substr(0, sample.plan.find('\n'));
   const bool variant = sample.plan.find(search::kTunedMark) != std::string::npos;
   fmt::print(stderr, "[{}] {} for plan '{}' is candidate {} again (comments and spacing aside): not evaluated twice\n",
@@ -179,7 +167,7 @@ void RunRecorder::OnDuplicate(const search::Candidate& sample, const search::Can
              original.id);
 }
 
-void RunRecorder::OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) {
+void RunRecorder::OnProgress(int iteration, int evaluated, int total, const Candidate& best) {
   llm::Totals t = client_.totals();
   std::string cost = fmt::format("${:.4f}", t.cost_usd) + (t.unknown_cost_calls ? " + unknown" : "");
   const std::string score = best.profile.metric ? MeasureText(best.profile)
@@ -189,7 +177,7 @@ void RunRecorder::OnProgress(int iteration, int evaluated, int total, const sear
              iteration, iterations_, evaluated, total, score, t.input_tokens, t.output_tokens, cost);
 }
 
-void RunRecorder::OnIteration(int iteration, const std::vector<search::Candidate>& beam,
+void RunRecorder::OnIteration(int iteration, const std::vector<Candidate>& beam,
                               const memory::OptimizationMemory& memory) {
   search::SearchState state;
   state.completed_iterations = iteration;
@@ -209,7 +197,7 @@ bool RunRecorder::ShouldStop() {
 
 Json StateToJson(const search::SearchState& state) {
   Json beam = Json::array(), memory = Json::array();
-  for (const auto& c : state.beam) beam.push_back(search::ToJson(c));
+  for (const auto& c : state.beam) beam.push_back(ToJson(c));
   for (const auto& l : state.memory) memory.push_back(ToJson(l));
   return {{"completed_iterations", state.completed_iterations}, {"beam", beam}, {"memory", memory}};
 }
@@ -219,7 +207,7 @@ Result<search::SearchState> StateFromJson(const Json& j) {
   try {
     state.completed_iterations = j.at("completed_iterations");
     for (const auto& c : j.at("beam")) {
-      auto candidate = search::CandidateFromJson(c);
+      auto candidate = CandidateFromJson(c);
       if (!candidate) return candidate.error();
       state.beam.push_back(*candidate);
     }
@@ -282,13 +270,11 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   auto candidates = db.ListCandidates(run_id, task.name);
   if (!candidates) return candidates.error();
   std::map<int64_t, std::string> hashes;  // the lineage by hash, as the search follows it
-  for (const auto& row : *candidates) hashes[row.id] = row.code_hash;
-  for (const auto& row : *candidates) {
-    auto profile = ProfileFromJson(row.profile);
-    if (!profile) return profile.error();
-    search::Candidate c{row.id,   row.iteration, row.parent_id, hashes[row.parent_id],
-                        row.plan, row.code,      row.code_hash, *profile};
-    if (row.iteration == 0) result.baseline = c;
+  for (const auto& stored : *candidates) hashes[stored.candidate.id] = stored.candidate.hash;
+  for (const auto& stored : *candidates) {
+    Candidate c = stored.candidate;
+    c.parent_hash = hashes[c.parent_id];
+    if (c.iteration == 0) result.baseline = c;
     state.known.push_back(c);
   }
   if (*checkpoint) {

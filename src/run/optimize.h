@@ -65,14 +65,14 @@ class RunRecorder : public search::SearchListener {
  public:
   RunRecorder(store::Store& store, llm::LlmClient& client, int64_t run_id, std::string task, std::string memory_name,
               int iterations);
-  void OnCandidate(search::Candidate& candidate) override;
-  void OnLesson(Lesson& lesson, const search::Candidate& slow, const search::Candidate& fast) override;
-  void OnComparison(const search::Candidate& parent, const search::Candidate& child) override;
+  void OnCandidate(Candidate& candidate) override;
+  void OnLesson(Lesson& lesson, const Candidate& slow, const Candidate& fast) override;
+  void OnComparison(const Candidate& parent, const Candidate& child) override;
   void OnAgentFailure(const std::string& role, const std::string& message) override;
-  void OnTuning(const search::Candidate& kernel, const std::string& what) override;
-  void OnDuplicate(const search::Candidate& sample, const search::Candidate& original) override;
-  void OnProgress(int iteration, int evaluated, int total, const search::Candidate& best) override;
-  void OnIteration(int iteration, const std::vector<search::Candidate>& beam,
+  void OnTuning(const Candidate& kernel, const std::string& what) override;
+  void OnDuplicate(const Candidate& sample, const Candidate& original) override;
+  void OnProgress(int iteration, int evaluated, int total, const Candidate& best) override;
+  void OnIteration(int iteration, const std::vector<Candidate>& beam,
                    const memory::OptimizationMemory& memory) override;
   bool ShouldStop() override;
   /// Why the search stopped early ("" when it did not).
@@ -121,7 +121,7 @@ struct TaskSettings {
 
 struct TaskResult {
   std::string task;
-  search::Candidate baseline, best;
+  Candidate baseline, best;
   double cost = 0;              ///< of the priced LLM calls for this task
   long unknown_cost_calls = 0;  ///< calls whose price is unknown
   std::string stopped;          ///< why the search stopped early, "" if it did not

@@ -11,40 +11,6 @@
 
 namespace accelopt::search {
 
-Json ToJson(const Candidate& c) {
-  Json j = {{"id", c.id},     {"iteration", c.iteration}, {"parent_id", c.parent_id}, {"parent_hash", c.parent_hash},
-            {"plan", c.plan}, {"code", c.code},           {"hash", c.hash},           {"profile", c.profile.ToJson()}};
-  if (c.vs_parent)
-    j["vs_parent"] = {{"speedup", c.vs_parent->speedup},
-                      {"ci_low", c.vs_parent->ci_low},
-                      {"ci_high", c.vs_parent->ci_high},
-                      {"pairs", c.vs_parent->pairs}};
-  return j;
-}
-
-Result<Candidate> CandidateFromJson(const Json& j) {
-  Candidate c;
-  try {
-    c.id = j.at("id");
-    c.iteration = j.at("iteration");
-    c.parent_id = j.at("parent_id");
-    c.parent_hash = j.value("parent_hash", "");
-    c.plan = j.at("plan");
-    c.code = j.at("code");
-    c.hash = j.at("hash");
-    if (j.contains("vs_parent")) {
-      const Json& v = j.at("vs_parent");
-      c.vs_parent = PairedSpeedup{v.at("speedup"), v.at("ci_low"), v.at("ci_high"), v.at("pairs")};
-    }
-  } catch (const Json::exception& e) {
-    return Error{std::string("candidate: ") + e.what()};
-  }
-  auto profile = ProfileFromJson(j.at("profile"));
-  if (!profile) return profile.error();
-  c.profile = *profile;
-  return c;
-}
-
 namespace {
 
 // A duration in the unit that reads best: "812 us", "1.59 ms".

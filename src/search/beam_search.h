@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agents/agents.h"
+#include "core/candidate.h"
 #include "core/json_io.h"
 #include "core/profile.h"
 #include "eval/stats.h"
@@ -55,26 +56,6 @@ struct SearchOptions {
   /// kernels, and the lessons learnt are tagged so.
   LessonTags scope;
 };
-
-/// A kernel the search has seen.
-struct Candidate {
-  int64_t id = 0;  ///< set by the listener (e.g. the store's id)
-  int iteration = 0;
-  int64_t parent_id = 0;
-  std::string parent_hash;
-  std::string plan;  ///< the plan's text ("" for the baseline)
-  std::string code, hash;
-  Profile profile;
-  /// Its speedup over its parent, timed side by side (interleaved), when the
-  /// search compared them: what decided whether it entered the beam and
-  /// whether the pair became a lesson.
-  std::optional<PairedSpeedup> vs_parent;
-  bool ok() const { return profile.status == Verdict::kOk && profile.latency.has_value(); }
-  double latency() const { return ok() ? profile.latency->median_s : 0; }
-};
-
-Json ToJson(const Candidate& c);
-Result<Candidate> CandidateFromJson(const Json& j);
 
 /// Evaluates candidate codes; one profile per code (a verdict is data).
 class CandidateEvaluator {

@@ -324,35 +324,38 @@ class SqliteStore : public Store {
     return q.Run();
   }
 
-  Result<int64_t> AddCandidate(const CandidateRow& row) override {
+  // Status, median latency and percentage of peak are kept in columns of
+  // their own too, for queries.
+  Result<int64_t> AddCandidate(const StoredCandidate& stored) override {
     std::lock_guard lock(mu_);
+    const Candidate& c = stored.candidate;
     Query q = Prepare("add candidate",
                       "INSERT INTO candidates (run_id, task, iteration, parent_id, plan, code, code_hash, status, "
                       "latency_s, percent_of_peak, profile) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    q.BindId(row.run_id).BindText(row.task).BindInt(row.iteration).BindId(row.parent_id).BindText(row.plan);
-    q.BindText(row.code).BindText(row.code_hash).BindText(row.status).BindReal(row.latency_s);
-    q.BindReal(row.percent_of_peak).BindJson(row.profile);
+    q.BindId(stored.run_id).BindText(stored.task).BindInt(c.iteration).BindId(c.parent_id).BindText(c.plan);
+    q.BindText(c.code).BindText(c.hash).BindText(VerdictName(c.profile.status)).BindReal(c.latency());
+    q.BindReal(c.profile.percent_of_peak).BindJson(c.profile.ToJson());
     if (Status s = q.Run(); !s) return s.error();
     return sqlite3_last_insert_rowid(db_);
   }
 
-  Result<std::optional<CandidateRow>> GetCandidate(int64_t id) override {
+  Result<std::optional<StoredCandidate>> GetCandidate(int64_t id) override {
     std::lock_guard lock(mu_);
     Query q = Prepare("get candidate", ACCELOPT_SELECT_CANDIDATE " WHERE id = ?");
     q.BindInt(id);
-    return ReadOne<CandidateRow>(q, &SqliteStore::ReadCandidate);
+    return ReadOne<StoredCandidate>(q, &SqliteStore::ReadCandidate);
   }
 
-  Result<std::vector<CandidateRow>> ListCandidates(int64_t run_id, const std::string& task) override {
+  Result<std::vector<StoredCandidate>> ListCandidates(int64_t run_id, const std::string& task) override {
     std::lock_guard lock(mu_);
     if (task.empty()) {
       Query q = Prepare("list candidates", ACCELOPT_SELECT_CANDIDATE " WHERE run_id = ? ORDER BY id");
       q.BindInt(run_id);
-      return ReadAll<CandidateRow>(q, &SqliteStore::ReadCandidate);
+      return ReadAll<StoredCandidate>(q, &SqliteStore::ReadCandidate);
     }
     Query q = Prepare("list candidates", ACCELOPT_SELECT_CANDIDATE " WHERE run_id = ? AND task = ? ORDER BY id");
     q.BindInt(run_id).BindText(task);
-    return ReadAll<CandidateRow>(q, &SqliteStore::ReadCandidate);
+    return ReadAll<StoredCandidate>(q, &SqliteStore::ReadCandidate);
   }
 
   // Replaces the state of an iteration already recorded (the iteration was redone).
@@ -437,22 +440,21 @@ class SqliteStore : public Store {
 
   static Result<Json> ReadJson(const Query& r) { return r.JsonAt(0); }
 
-  static Result<CandidateRow> ReadCandidate(const Query& r) {
-    CandidateRow row{.id = r.Int(0),
-                     .run_id = r.Int(1),
-                     .task = r.Text(2),
-                     .iteration = static_cast<int>(r.Int(3)),
-                     .parent_id = r.Int(4),
-                     .plan = r.Text(5),
-                     .code = r.Text(6),
-                     .code_hash = r.Text(7),
-                     .status = r.Text(8),
-                     .latency_s = r.Real(9),
-                     .percent_of_peak = r.Real(10)};
-    auto profile = r.JsonAt(11);
-    if (!profile) return profile.error();
-    row.profile = std::move(*profile);
-    return row;
+  static Result<StoredCandidate> ReadCandidate(const Query& r) {
+    StoredCandidate stored{.run_id = r.Int(1), .task = r.Text(2)};
+    Candidate& c = stored.candidate;
+    c.id = r.Int(0);
+    c.iteration = static_cast<int>(r.Int(3));
+    c.parent_id = r.Int(4);
+    c.plan = r.Text(5);
+    c.code = r.Text(6);
+    c.hash = r.Text(7);
+    auto json = r.JsonAt(11);
+    if (!json) return json.error();
+    auto profile = ProfileFromJson(*json);
+    if (!profile) return r.Fail("candidate " + std::to_string(c.id) + ": " + profile.error().message);
+    c.profile = std::move(*profile);
+    return stored;
   }
 
   static Result<StoredLesson> ReadLesson(const Query& r) {

@@ -45,18 +45,19 @@ std::string RawQuery(const std::string& path, const std::string& sql) {
   return out;
 }
 
-CandidateRow MakeCandidate(int64_t run_id, const std::string& task, int iteration, int64_t parent_id = 0) {
-  return CandidateRow{.run_id = run_id,
-                      .task = task,
-                      .iteration = iteration,
-                      .parent_id = parent_id,
-                      .plan = "tile by 32",
-                      .code = "__global__ void k() {}",
-                      .code_hash = "h" + std::to_string(iteration),
-                      .status = "ok",
-                      .latency_s = 1.5e-4,
-                      .percent_of_peak = 42.5,
-                      .profile = Json{{"status", "ok"}, {"latency_s", 1.5e-4}}};
+StoredCandidate MakeCandidate(int64_t run_id, const std::string& task, int iteration, int64_t parent_id = 0) {
+  Profile profile;
+  profile.task = task;
+  profile.latency = LatencyStats{.median_s = 1.5e-4, .min_s = 1.4e-4, .max_s = 1.7e-4, .calls = 10, .series = 1};
+  profile.percent_of_peak = 42.5;
+  return StoredCandidate{.run_id = run_id,
+                         .task = task,
+                         .candidate = {.iteration = iteration,
+                                       .parent_id = parent_id,
+                                       .plan = "tile by 32",
+                                       .code = "__global__ void k() {}",
+                                       .hash = "h" + std::to_string(iteration),
+                                       .profile = profile}};
 }
 
 StoredLesson MakeLesson(const std::string& memory, const std::string& title) {
@@ -279,9 +280,10 @@ TEST_F(SqliteStoreTest, CandidateRoundTripWithLineage) {
   int64_t run = *store->CreateRun(Json::object());
   auto base = store->AddCandidate(MakeCandidate(run, "matmul", 0));
   ASSERT_TRUE(base.ok()) << base.error().message;
-  CandidateRow child = MakeCandidate(run, "matmul", 1, *base);
-  child.status = "wrong_answer";
-  child.profile = Json{{"status", "wrong_answer"}, {"max_abs_error", 0.5}};
+  StoredCandidate child = MakeCandidate(run, "matmul", 1, *base);
+  child.candidate.profile.status = Verdict::kWrongAnswer;
+  child.candidate.profile.message = "output 'out': relative L2 error 0.5 exceeds 2e-05";
+  child.candidate.profile.latency.reset();
   auto child_id = store->AddCandidate(child);
   ASSERT_TRUE(child_id.ok()) << child_id.error().message;
   EXPECT_NE(*child_id, *base);
@@ -289,32 +291,16 @@ TEST_F(SqliteStoreTest, CandidateRoundTripWithLineage) {
   auto got = store->GetCandidate(*child_id);
   ASSERT_TRUE(got.ok()) << got.error().message;
   ASSERT_TRUE(got->has_value());
-  const CandidateRow& row = **got;
-  EXPECT_EQ(row.id, *child_id);
-  EXPECT_EQ(row.run_id, run);
-  EXPECT_EQ(row.task, "matmul");
-  EXPECT_EQ(row.iteration, 1);
-  EXPECT_EQ(row.parent_id, *base);
-  EXPECT_EQ(row.plan, child.plan);
-  EXPECT_EQ(row.code, child.code);
-  EXPECT_EQ(row.code_hash, child.code_hash);
-  EXPECT_EQ(row.status, "wrong_answer");
-  EXPECT_DOUBLE_EQ(row.latency_s, child.latency_s);
-  EXPECT_DOUBLE_EQ(row.percent_of_peak, child.percent_of_peak);
-  EXPECT_EQ(row.profile, child.profile);
-  EXPECT_EQ((*store->GetCandidate(*base))->parent_id, 0);
+  const StoredCandidate& stored = **got;
+  EXPECT_EQ(stored.run_id, run);
+  EXPECT_EQ(stored.task, "matmul");
+  EXPECT_EQ(stored.candidate.id, *child_id);
+  child.candidate.id = *child_id;
+  EXPECT_EQ(ToJson(stored.candidate), ToJson(child.candidate));
+  EXPECT_FALSE(stored.candidate.ok());
+  EXPECT_EQ((*store->GetCandidate(*base))->candidate.parent_id, 0);
+  EXPECT_DOUBLE_EQ((*store->GetCandidate(*base))->candidate.latency(), 1.5e-4);
   EXPECT_FALSE(store->GetCandidate(*child_id + 100)->has_value());
-}
-
-TEST_F(SqliteStoreTest, CandidateNanLatencyComesBackNan) {
-  auto store = Open();
-  ASSERT_TRUE(store);
-  int64_t run = *store->CreateRun(Json::object());
-  CandidateRow row = MakeCandidate(run, "matmul", 0);
-  row.status = "compile_error";
-  row.latency_s = std::nan("");
-  int64_t id = *store->AddCandidate(row);
-  EXPECT_TRUE(std::isnan((*store->GetCandidate(id))->latency_s));
 }
 
 TEST_F(SqliteStoreTest, AddCandidateErrorNamesFileAndOperation) {
@@ -342,13 +328,13 @@ TEST_F(SqliteStoreTest, ListCandidatesInInsertionOrderFilteredByTask) {
   auto listed = store->ListCandidates(run, "");
   ASSERT_TRUE(listed.ok()) << listed.error().message;
   std::vector<int64_t> ids;
-  for (const auto& row : *listed) ids.push_back(row.id);
+  for (const auto& stored : *listed) ids.push_back(stored.candidate.id);
   EXPECT_EQ(ids, all);
 
   listed = store->ListCandidates(run, "softmax");
   ASSERT_TRUE(listed.ok());
   ids.clear();
-  for (const auto& row : *listed) ids.push_back(row.id);
+  for (const auto& stored : *listed) ids.push_back(stored.candidate.id);
   EXPECT_EQ(ids, softmax);
   EXPECT_TRUE(store->ListCandidates(run, "conv")->empty());
 }
@@ -442,7 +428,7 @@ TEST_F(SqliteStoreTest, ReopenFindsEverything) {
   EXPECT_EQ((**store->GetLlmCall("call"))["text"], "plan");
   EXPECT_EQ(store->ListLlmCalls(run)->size(), 1u);
   EXPECT_EQ((**store->GetEvaluation("eval"))["status"], "ok");
-  EXPECT_EQ((*store->GetCandidate(candidate))->code_hash, "h0");
+  EXPECT_EQ((*store->GetCandidate(candidate))->candidate.hash, "h0");
   EXPECT_EQ(store->ListCandidates(run, "matmul")->size(), 1u);
   EXPECT_EQ((*store->LatestIteration(run, "matmul"))->first, 4);
   EXPECT_EQ((*store->GetLesson(lesson))->lesson.title, "keep me");
@@ -537,17 +523,17 @@ TEST_F(SqliteStoreTest, UnicodeAndLargeValuesSurvive) {
   code.reserve(1 << 20);
   while (code.size() < (1u << 20)) code += "float x = 1.0f; // ünïcödé ✓ line " + std::to_string(code.size()) + "\n";
   code += std::string("tail\0with nul", 13);
-  CandidateRow row = MakeCandidate(run, "matmul", 0);
-  row.code = code;
-  row.plan = "計画: unroll ×4";
-  row.profile = Json{{"log", code}};
+  StoredCandidate row = MakeCandidate(run, "matmul", 0);
+  row.candidate.code = code;
+  row.candidate.plan = "計画: unroll ×4";
+  row.candidate.profile.run_log = code;
   int64_t id = *store->AddCandidate(row);
   auto got = store->GetCandidate(id);
   ASSERT_TRUE(got.ok() && got->has_value());
-  EXPECT_EQ((*got)->code.size(), code.size());
-  EXPECT_TRUE((*got)->code == code);
-  EXPECT_EQ((*got)->plan, row.plan);
-  EXPECT_TRUE((*got)->profile == row.profile);
+  EXPECT_EQ((*got)->candidate.code.size(), code.size());
+  EXPECT_TRUE((*got)->candidate.code == code);
+  EXPECT_EQ((*got)->candidate.plan, row.candidate.plan);
+  EXPECT_TRUE((*got)->candidate.profile.run_log == code);
 
   Json record = {{"response", code}, {"emoji", "😀"}};
   ASSERT_TRUE(store->PutLlmCall("big", run, "executor", record).ok());

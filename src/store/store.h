@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/candidate.h"
 #include "core/json_io.h"
 #include "core/lesson.h"
 #include "core/result.h"
@@ -28,19 +29,13 @@ struct RunInfo {
   Json summary;            ///< filled when the run ends (per-task results, cost)
 };
 
-struct CandidateRow {
-  int64_t id = 0;  ///< assigned by AddCandidate
+/// A candidate as a run keeps it: with the run and the task it belongs to.
+/// Read back, its parent's hash and its side-by-side speedup are not known
+/// (the run's lineage and checkpoints hold them).
+struct StoredCandidate {
   int64_t run_id = 0;
   std::string task;
-  int iteration = 0;      ///< 0 = the baseline
-  int64_t parent_id = 0;  ///< 0 = none
-  std::string plan;       ///< the plan that produced it ("" for the baseline)
-  std::string code;
-  std::string code_hash;  ///< of the normalized code
-  std::string status;     ///< the profile's status
-  double latency_s = 0;   ///< median, when ok
-  double percent_of_peak = 0;
-  Json profile;  ///< the whole profile
+  Candidate candidate;  ///< its id is the store's
 };
 
 /// A lesson as a memory keeps it: the lesson, the memory it is in, and the pair it came from.
@@ -76,10 +71,10 @@ class Store {
                                const Json& profile) = 0;
 
   // Candidates.
-  virtual Result<int64_t> AddCandidate(const CandidateRow& row) = 0;
-  virtual Result<std::optional<CandidateRow>> GetCandidate(int64_t id) = 0;
+  virtual Result<int64_t> AddCandidate(const StoredCandidate& stored) = 0;
+  virtual Result<std::optional<StoredCandidate>> GetCandidate(int64_t id) = 0;
   /// A run's candidates for one task ("" = all tasks), in insertion order.
-  virtual Result<std::vector<CandidateRow>> ListCandidates(int64_t run_id, const std::string& task) = 0;
+  virtual Result<std::vector<StoredCandidate>> ListCandidates(int64_t run_id, const std::string& task) = 0;
 
   // Checkpoints: the search state after each finished iteration of a task.
   virtual Status PutIteration(int64_t run_id, const std::string& task, int iteration, const Json& state) = 0;
