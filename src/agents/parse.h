@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/lesson.h"
+#include "core/plan.h"
 
 namespace accelopt::agents {
 
@@ -19,11 +20,6 @@ const std::vector<std::string>& CppFenceTags();
 std::optional<std::string> ExtractCode(const std::string& answer,
                                        const std::vector<std::string>& tags = CppFenceTags());
 
-struct Plan {
-  std::string title;    ///< from `PLAN: <title>`, else the first line
-  std::string details;  ///< the rest
-  std::string Text() const { return details.empty() ? title : title + "\n" + details; }
-};
 /// nullopt for an empty answer.
 std::optional<Plan> ParsePlan(const std::string& answer);
 /// Every plan of an answer asked for several: each starts at a line whose

@@ -127,7 +127,7 @@ void ParallelFor(size_t n, int parallel, Fn fn) {
 struct Proposal {
   size_t parent;  // index into the beam
   size_t number;  // of the parent's plans in this iteration
-  agents::Plan plan;
+  Plan plan;
   std::vector<Candidate> samples;
 };
 
@@ -182,7 +182,7 @@ class Iteration {
     // What the agents see of each beam kernel, written once for all its plans and samples.
     std::vector<agents::KernelView> views;
     for (const auto& c : state_.beam) views.push_back(View(c));
-    std::vector<std::vector<agents::Plan>> plans(state_.beam.size());
+    std::vector<std::vector<Plan>> plans(state_.beam.size());
     ParallelFor(state_.beam.size(), options_.llm_parallelism, [&](size_t b) { plans[b] = PlansFor(b, views[b]); });
     for (size_t b = 0; b < plans.size(); ++b)
       for (size_t n = 0; n < plans[b].size(); ++n) proposals_.push_back({b, n, plans[b][n], {}});
@@ -209,10 +209,10 @@ class Iteration {
 
   // Up to N plans for beam kernel `b`: asked one by one, each told the titles
   // before it, or all from one call.
-  std::vector<agents::Plan> PlansFor(size_t b, const agents::KernelView& view) {
+  std::vector<Plan> PlansFor(size_t b, const agents::KernelView& view) {
     const Candidate& parent = state_.beam[b];
     const std::string lessons = memory_.RenderFor(KernelTags(parent));
-    std::vector<agents::Plan> plans;
+    std::vector<Plan> plans;
     if (options_.proposals == ProposalMode::kOneCall) {
       auto several = agents_.ProposeSeveral(view, lessons, options_.plans, key_ + "/" + parent.hash + "/plans");
       if (!several) Fail("planner", several.error().message);
@@ -428,7 +428,7 @@ class Iteration {
   void Learn() {
     std::vector<std::pair<const Candidate*, const Candidate*>> pairs;  // (parent, kept)
     std::vector<Speedup> speedups;
-    std::vector<const agents::Plan*> plans;
+    std::vector<const Plan*> plans;
     for (auto& p : proposals_) {
       if (p.samples.empty()) continue;
       const Candidate& parent = state_.beam[p.parent];
