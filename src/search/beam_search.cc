@@ -68,7 +68,8 @@ std::string ProfileText(const Profile& p) {
   // The loops that did vectorize are left out: for a kernel written with
   // intrinsics they are noise, and what a planner acts on is what did not.
   if (p.status == Verdict::kOk && !p.compile_log.empty())
-    out += "compiler warnings on the kernel's own lines:\n" + p.compile_log.substr(0, 1500) + "\n";
+    out += std::string(p.metric ? "warnings of the build:\n" : "compiler warnings on the kernel's own lines:\n") +
+           p.compile_log.substr(0, 1500) + "\n";
   if (!p.not_vectorized.empty())
     out += "loops of the kernel the compiler did not vectorize, and why:\n" + p.not_vectorized.substr(0, 2000);
   return out;
