@@ -35,13 +35,13 @@ class CodeTargetTest : public ::testing::Test {
     const std::string dir = tmp_.path() + "/tasks/" + name_;
     fs::create_directories(dir);
     const std::string where = code_base.rfind("repo:", 0) == 0 ? code_base : "path: " + code_base;
-    EXPECT_TRUE(
-        WriteFile(dir + "/task.yaml", "name: " + name_ + "\nkind: code\ndescription: a figure in a file\ncode:\n  " +
-                                          where + "\n" + extra + "  language: text\n  files: [lib/*.txt]\n" +
-                                          "  build: test -s lib/value.txt\n  test: \"! grep -q bad lib/value.txt\"\n" +
-                                          "  bench: sh bench.sh\n  metric: {name: figure, unit: u, regex: "
-                                          "'figure: ([0-9.]+)', direction: " +
-                                          direction + "}\n  repetitions: 3\n"));
+    EXPECT_TRUE(WriteFile(dir + "/task.yaml", "name: " + name_ +
+                                                  "\nkind: code\ndescription: a figure in a file\ncode:\n  " + where +
+                                                  "\n" + extra + "  language: text\n  files: [lib/*.txt]\n" +
+                                                  "  build: " + build_ + "\n  test: \"! grep -q bad lib/value.txt\"\n" +
+                                                  "  bench: sh bench.sh\n  metric: {name: figure, unit: u, regex: "
+                                                  "'figure: ([0-9.]+)', direction: " +
+                                                  direction + "}\n  repetitions: 3\n"));
     auto task = suite::LoadTask(dir);
     EXPECT_TRUE(task) << (task ? "" : task.error().message);
     return task ? *task : suite::Task{};
@@ -57,7 +57,7 @@ class CodeTargetTest : public ::testing::Test {
   }
 
   testing::TempDir tmp_;
-  std::string base_, name_ = "figure";
+  std::string base_, name_ = "figure", build_ = "test -s lib/value.txt";
   CodeTarget target_{{tmp_.path() + "/work", tmp_.path() + "/bases", false}};
 };
 
@@ -147,6 +147,20 @@ TEST_F(CodeTargetTest, NoRunSeesWhatAnEarlierOneLeftInItsTemporaryFolder) {
   Profile p = Evaluate(task, Files("2"));
   ASSERT_EQ(p.status, Verdict::kOk) << p.message << p.run_log;
   EXPECT_DOUBLE_EQ(p.metric->best, 2);
+}
+
+// A candidate just evaluated is compared without being copied and built again.
+TEST_F(CodeTargetTest, AComparisonReusesTheCopiesEvaluationsBuilt) {
+  build_ = "test -s lib/value.txt && echo built >> " + tmp_.path() + "/builds";
+  suite::Task task = LoadWith("lower");
+  ASSERT_EQ(Evaluate(task, Files("4")).status, Verdict::kOk);
+  ASSERT_EQ(Evaluate(task, Files("2")).status, Verdict::kOk);
+  targets::EvalRequest a{&task, "bench", {Files("4"), "a", {}}}, b{&task, "bench", {Files("2"), "b", {}}};
+  auto paired = target_.Compare(a, b);
+  ASSERT_TRUE(paired && paired->speedup);
+  EXPECT_DOUBLE_EQ(paired->speedup->speedup, 2.0);
+  EXPECT_EQ(paired->a.metric->runs, 3);
+  EXPECT_EQ(*ReadFile(tmp_.path() + "/builds"), "built\nbuilt\n");  // two builds, not four
 }
 
 TEST_F(CodeTargetTest, AVanishedCodeBaseIsTheEnginesErrorNotAVerdict) {

@@ -148,6 +148,7 @@ struct CodeTarget::Prepared {
   std::unique_ptr<ScratchDir> dir;
   fs::path root;
   Profile profile;
+  Profile built;  ///< the profile as build and tests left it
   bool ok = false;
   double start = 0;
 };
@@ -292,6 +293,30 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
   }
   p->profile.seeds = 1;
   p->ok = true;
+  p->built = p->profile;
+  return p;
+}
+
+Result<std::shared_ptr<CodeTarget::Prepared>> CodeTarget::Ready(const targets::EvalRequest& request) {
+  const std::string key = request.task->name + "\n" + Hex64(Fnv1a64(request.candidate.source));
+  {
+    std::lock_guard lock(kept_mu_);
+    for (auto& [k, kept] : kept_)
+      if (k == key) {
+        kept->profile = kept->built;
+        kept->ok = true;
+        kept->start = NowSeconds();
+        return kept;
+      }
+  }
+  auto prepared = Prepare(request);
+  if (!prepared) return prepared.error();
+  std::shared_ptr<Prepared> p = std::move(*prepared);
+  if (p->ok && options_.kept_copies > 0) {
+    std::lock_guard lock(kept_mu_);
+    kept_.emplace_back(key, p);
+    if (kept_.size() > options_.kept_copies) kept_.erase(kept_.begin());
+  }
   return p;
 }
 
@@ -347,7 +372,7 @@ std::vector<Result<Profile>> CodeTarget::Evaluate(std::span<const targets::EvalR
   for (size_t i = 0; i < requests.size(); ++i) {
     const suite::Task& task = *requests[i].task;
     auto measured = [&]() -> Result<Profile> {
-      auto p = Prepare(requests[i]);
+      auto p = Ready(requests[i]);
       if (!p) return p.error();
       if (!(*p)->ok) return (*p)->profile;
       std::vector<double> costs, loads;
@@ -376,9 +401,9 @@ std::vector<Result<Profile>> CodeTarget::Evaluate(std::span<const targets::EvalR
 
 Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) {
   const suite::Task& task = *a.task;
-  auto pa = Prepare(a);
+  auto pa = Ready(a);
   if (!pa) return pa.error();
-  auto pb = Prepare(b);
+  auto pb = Ready(b);
   if (!pb) return pb.error();
   targets::PairedResult result;
   std::vector<double> ca, cb, loads;

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/result.h"
 #include "eval/sandbox.h"
@@ -28,6 +30,9 @@ struct CodeTargetOptions {
   /// of the machine is run again, `disturbed_retries` times at most per evaluation.
   double disturbed_share = 0.10;
   int disturbed_retries = 3;
+  /// Built and tested copies kept for reuse (a kept child is compared with
+  /// its parent right after both were evaluated): not built twice.
+  size_t kept_copies = 4;
 };
 
 class CodeTarget : public targets::Target {
@@ -56,6 +61,9 @@ class CodeTarget : public targets::Target {
   /// A copy of the code base with the candidate's files, built and tested: a
   /// verdict in `profile` when it failed; an Error when the engine did.
   Result<std::unique_ptr<Prepared>> Prepare(const targets::EvalRequest& request) const;
+  /// Prepare's result, or a kept copy of the same candidate that built and
+  /// passed its tests (its profile back as the build left it).
+  Result<std::shared_ptr<Prepared>> Ready(const targets::EvalRequest& request);
   struct BenchRun {
     double cost = 0;        ///< of the figure it printed (lower is better)
     double other_load = 0;  ///< share of the machine other processes used while it ran
@@ -73,6 +81,8 @@ class CodeTarget : public targets::Target {
 
   CodeTargetOptions options_;
   mutable std::mutex bases_mu_;
+  std::mutex kept_mu_;
+  std::vector<std::pair<std::string, std::shared_ptr<Prepared>>> kept_;  ///< by task and code, oldest first
 };
 
 targets::TargetKind Registration();
