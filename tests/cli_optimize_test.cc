@@ -151,6 +151,17 @@ TEST(CliOptimize, ACodeTaskWithoutItsRepositoryCreatesNoRun) {
   EXPECT_FALSE(fs::exists(dir.path() + "/accelopt.db"));
 }
 
+// A shape the task does not have is refused before a run or a store is made.
+TEST(CliOptimize, AnUnknownShapeCreatesNoRun) {
+  testing::TempDir dir;
+  const std::string root = ACCELOPT_SOURCE_DIR;
+  CommandRun run = Accelopt("optimize silu --shape nosuch --suite " + root + "/suite --scripted " + root +
+                            "/demo/recording.jsonl --db " + dir.path() + "/accelopt.db");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("task 'silu' has no shape 'nosuch' (it has: bench, test)"), std::string::npos) << run.out;
+  EXPECT_FALSE(fs::exists(dir.path() + "/accelopt.db"));
+}
+
 // Named tasks without a model are an error that says how to configure one or
 // ask for the demo; the recorded demo never stands in for them silently.
 TEST(CliOptimize, NamedTasksWithoutAModelAreAnErrorNotTheDemo) {

@@ -137,7 +137,8 @@ Prepared Prepare(OptimizeFlags& f) {
 }
 
 // Each task runs on the target and has its baseline, or the run is not created.
-void CheckSupported(const std::vector<const suite::Task*>& tasks, const targets::Target& target) {
+void CheckSupported(const std::vector<const suite::Task*>& tasks, const std::string& shape,
+                    const targets::Target& target) {
   for (const suite::Task* task : tasks) {
     if (target.Supports(*task)) continue;
     const std::string why = task->kind == suite::TaskKind::kCode
@@ -145,9 +146,12 @@ void CheckSupported(const std::vector<const suite::Task*>& tasks, const targets:
                                 : "it has no reference and baseline" + target.Describe().file_extension + " for it";
     throw Exit{kExitError, "the " + target.name() + " target cannot run task '" + task->name + "': " + why};
   }
-  // What each search starts from can be had (a code task's repository cloned, its files found).
-  for (const suite::Task* task : tasks)
+  // The shape is one of each task's, and what each search starts from can be
+  // had (a code task's repository cloned, its files found).
+  for (const suite::Task* task : tasks) {
+    if (auto bound = suite::Bind(*task, shape); !bound) throw Exit{kExitError, bound.error().message};
     if (auto baseline = target.Baseline(*task); !baseline) throw Exit{kExitError, baseline.error().message};
+  }
 }
 
 // On Ctrl-C or SIGTERM the run is marked interrupted (after the store's
@@ -253,7 +257,7 @@ void RegisterOptimize(CLI::App& app) {
     // The run keeps the hardware profile it is scored against: every stored
     // percentage can be recomputed from its latency and this profile.
     auto target = MakeTargetOrExit(TargetSettingsFor(f.eval), f.eval.target);
-    CheckSupported(prepared.selected, *target);
+    CheckSupported(prepared.selected, f.shape, *target);
     auto db = OpenDb(f.db, /*create=*/true);
     Json config = run::ToJson(ConfigOf(f));
     config["hardware"] = target->Hardware();

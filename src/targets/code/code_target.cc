@@ -255,6 +255,7 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
   };
   if (task.kind != suite::TaskKind::kCode)
     return Error{"the code target runs tasks of kind code; '" + task.name + "' is a kernel"};
+  if (auto bound = suite::Bind(task, request.shape); !bound) return bound.error();  // a code task has "bench" only
   auto files = ParseFiles(request.candidate.source);
   if (!files) return fail(Verdict::kCompileError, files.error().message);
   for (const auto& f : *files)
