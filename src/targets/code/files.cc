@@ -123,9 +123,91 @@ std::string Join(const std::vector<std::string>& lines, size_t from, size_t to) 
   return out;
 }
 
+// A line that is only a file's path, markdown marks and a colon aside
+// ("**src/a.cc**", "### `src/a.cc`:"); "" for any other line.
+std::string BarePath(const std::string& line) {
+  std::string t = RightTrim(LeftTrim(line));
+  size_t b = t.find_first_not_of("#*>_` ");
+  if (b == std::string::npos) return "";
+  t = t.substr(b);
+  while (!t.empty() && std::string("*`:_ ").find(t.back()) != std::string::npos) t.pop_back();
+  if (t.empty() || t.size() > 200 || t.find_first_of(" \t\"'") != std::string::npos || t[0] == '-') return "";
+  const size_t slash = t.rfind('/');
+  const std::string name = slash == std::string::npos ? t : t.substr(slash + 1);
+  if (name.find('.') == std::string::npos || name.front() == '.' || name.back() == '.') return "";
+  return t.rfind("./", 0) == 0 ? t.substr(2) : t;
+}
+
+// The path a fence's info string names ("cpp src/a.cc", "cpp title=\"src/a.cc\""); "" when none.
+std::string FencePath(const std::string& line) {
+  std::string info = LeftTrim(line);
+  info = info.substr(info.find_first_not_of('`') == std::string::npos ? info.size() : info.find_first_not_of('`'));
+  std::string token;
+  std::vector<std::string> tokens;
+  for (char c : info + " ") {
+    if (c == ' ' || c == '\t') {
+      if (!token.empty()) tokens.push_back(token);
+      token.clear();
+    } else {
+      token += c;
+    }
+  }
+  for (std::string t : tokens) {
+    for (const char* key : {"title=", "file=", "filename=", "path="})
+      if (t.rfind(key, 0) == 0) t = t.substr(std::string(key).size());
+    if (size_t colon = t.find(':'); colon != std::string::npos && t.find('/') != std::string::npos)
+      t = t.substr(colon + 1);
+    while (!t.empty() && (t.back() == '"' || t.back() == '\'')) t.pop_back();
+    while (!t.empty() && (t.front() == '"' || t.front() == '\'')) t.erase(t.begin());
+    if (t.find('/') != std::string::npos || (t.find('.') != std::string::npos && t.front() != '.')) return BarePath(t);
+  }
+  return "";
+}
+
+// For an answer without FILE:/EDIT: lines: each fenced block named by the line
+// before it ("src/a.cc", in any markdown) or by its info string. A block of
+// SEARCH/REPLACE blocks is an edit, any other the whole file.
+std::vector<Change> NamedBlocks(const std::vector<std::string>& lines) {
+  std::vector<Change> changes;
+  std::string previous;  // the last non-blank line before a fence
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const size_t length = FenceLength(lines[i]);
+    if (!length) {
+      if (!LeftTrim(lines[i]).empty()) previous = lines[i];
+      continue;
+    }
+    std::string path = FencePath(lines[i]);
+    if (path.empty()) path = BarePath(previous);
+    const size_t begin = i + 1;
+    size_t end = begin;
+    while (end < lines.size() && !ClosesFence(lines[end], length)) ++end;
+    previous.clear();
+    if (end == lines.size()) break;
+    i = end;
+    if (path.empty()) continue;
+    Change change{"FILE", path, Join(lines, begin, end), {}};
+    for (size_t k = begin; k < end; ++k) {
+      if (!IsMarker(lines[k], '<', "SEARCH")) continue;
+      Edit edit;
+      size_t j = k + 1;
+      while (j < end && !IsMarker(lines[j], '=', "")) edit.search.push_back(lines[j++]);
+      size_t r = j + 1;
+      while (r < end && !IsMarker(lines[r], '>', "REPLACE")) edit.replace.push_back(lines[r++]);
+      if (j >= end || r >= end) break;
+      change.edits.push_back(std::move(edit));
+      k = r;
+    }
+    if (!change.edits.empty()) change.kind = "EDIT";
+    changes.push_back(std::move(change));
+  }
+  return changes;
+}
+
 // The changes an answer (or a document) holds, in order.
 Result<std::vector<Change>> ParseChanges(const std::string& text) {
   const std::vector<std::string> lines = Lines(text);
+  if (std::none_of(lines.begin(), lines.end(), [](const std::string& l) { return Header(l).has_value(); }))
+    return NamedBlocks(lines);
   std::vector<Change> changes;
   size_t i = 0;
   while (i < lines.size()) {

@@ -76,6 +76,26 @@ TEST(CodeFiles, WholeFilesReplaceOrAdd) {
   EXPECT_EQ((*files)[2].path, "src/c.cc");
 }
 
+// Without FILE:/EDIT: lines, a fenced block named by the line before it or by
+// its info string is still read: whole files, or SEARCH/REPLACE edits.
+TEST(CodeFiles, BlocksNamedAnotherWayAreReadToo) {
+  auto before =
+      ApplyAnswer("Here is the change.\n\n**`src/a.cc`**:\n```cpp\nint a() { return 7; }\n```\n", TwoFiles(), kGlobs);
+  ASSERT_TRUE(before) << before.error().message;
+  EXPECT_NE(before->find("return 7;"), std::string::npos);
+  auto info = ApplyAnswer("```cpp title=\"src/c.cc\"\nint c();\n```\n", TwoFiles(), kGlobs);
+  ASSERT_TRUE(info) << info.error().message;
+  EXPECT_NE(info->find("FILE: src/c.cc"), std::string::npos);
+  auto edit = ApplyAnswer("src/b.cc\n```\n<<<<<<< SEARCH\n  return 2;\n=======\n  return 9;\n>>>>>>> REPLACE\n```\n",
+                          TwoFiles(), kGlobs);
+  ASSERT_TRUE(edit) << edit.error().message;
+  EXPECT_NE(edit->find("return 9;"), std::string::npos);
+  EXPECT_NE(edit->find("int b() {"), std::string::npos);  // an edit, not the whole file
+  // A block named by nothing is not a change; a prose line is not a name.
+  EXPECT_FALSE(ApplyAnswer("Use a table.\n```cpp\nint a;\n```\n", TwoFiles(), kGlobs));
+  EXPECT_FALSE(ApplyAnswer("Edit it like this:\n```cpp\nint a;\n```\n", TwoFiles(), kGlobs));
+}
+
 TEST(CodeFiles, AnAnswerThatDoesNotApplySaysWhy) {
   auto missing =
       ApplyAnswer("EDIT: src/a.cc\n<<<<<<< SEARCH\nint z;\n=======\nint y;\n>>>>>>> REPLACE\n", TwoFiles(), kGlobs);
