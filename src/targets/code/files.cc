@@ -258,17 +258,51 @@ std::string Excerpt(const std::vector<std::string>& lines) {
   return "(blank)";
 }
 
-// `text` with one edit applied; an Error says why it could not be.
+// Where the search lines occur in `lines`, compared by `same` line by line.
+template <typename Same>
+std::vector<size_t> Occurrences(const std::vector<std::string>& lines, const std::vector<std::string>& search,
+                                Same same) {
+  std::vector<size_t> at;
+  for (size_t i = 0; i + search.size() <= lines.size(); ++i) {
+    bool all = true;
+    for (size_t k = 0; k < search.size() && all; ++k) all = same(lines[i + k], search[k]);
+    if (all) at.push_back(i);
+  }
+  return at;
+}
+
+std::string Indent(const std::string& line) { return line.substr(0, line.size() - LeftTrim(line).size()); }
+
+// `text` with one edit applied; an Error says why it could not be. The search
+// text is matched as it is (trailing blanks aside), else, when that finds
+// nothing, with each line's indentation aside too; the replacement is then
+// shifted to the file's indentation.
 Result<std::string> ApplyEdit(const std::string& text, const Edit& edit) {
   if (std::all_of(edit.search.begin(), edit.search.end(), [](const auto& l) { return LeftTrim(l).empty(); }))
     return Error{"a SEARCH block is empty (to add code, search for the lines it goes beside)"};
   std::vector<std::string> lines = Lines(text);
   const size_t n = edit.search.size();
-  std::vector<size_t> at;
-  for (size_t i = 0; i + n <= lines.size(); ++i) {
-    bool same = true;
-    for (size_t k = 0; k < n && same; ++k) same = RightTrim(lines[i + k]) == RightTrim(edit.search[k]);
-    if (same) at.push_back(i);
+  std::vector<size_t> at =
+      Occurrences(lines, edit.search, [](const auto& a, const auto& b) { return RightTrim(a) == RightTrim(b); });
+  std::vector<std::string> replace = edit.replace;
+  if (at.empty()) {
+    at = Occurrences(lines, edit.search,
+                     [](const auto& a, const auto& b) { return RightTrim(LeftTrim(a)) == RightTrim(LeftTrim(b)); });
+    if (at.size() == 1) {
+      // When the search lines are the file's shifted by one indentation, the
+      // replacement is shifted back; otherwise it stays as written.
+      size_t first = 0;
+      while (LeftTrim(edit.search[first]).empty()) ++first;
+      const std::string theirs = Indent(edit.search[first]), ours = Indent(lines[at[0] + first]);
+      bool uniform = true;
+      for (size_t k = 0; k < n && uniform; ++k) {
+        if (LeftTrim(edit.search[k]).empty()) continue;
+        const std::string indent = Indent(edit.search[k]);
+        uniform = indent.rfind(theirs, 0) == 0 && Indent(lines[at[0] + k]) == ours + indent.substr(theirs.size());
+      }
+      for (std::string& line : replace)
+        if (uniform && !LeftTrim(line).empty() && line.rfind(theirs, 0) == 0) line = ours + line.substr(theirs.size());
+    }
   }
   if (at.empty())
     return Error{fmt::format("the SEARCH text ({} line(s), first {}) is not in the file", n, Excerpt(edit.search))};
@@ -277,7 +311,7 @@ Result<std::string> ApplyEdit(const std::string& text, const Edit& edit) {
         fmt::format("the SEARCH text (first {}) occurs {} times in the file; include more lines to make it unique",
                     Excerpt(edit.search), at.size())};
   lines.erase(lines.begin() + at[0], lines.begin() + at[0] + n);
-  lines.insert(lines.begin() + at[0], edit.replace.begin(), edit.replace.end());
+  lines.insert(lines.begin() + at[0], replace.begin(), replace.end());
   return Join(lines, 0, lines.size());
 }
 

@@ -64,6 +64,24 @@ TEST(CodeFiles, TrailingBlanksDoNotStopAnEdit) {
   EXPECT_NE(applied->find("return 4;"), std::string::npos);
 }
 
+// An edit whose lines lost or changed their indentation still applies when
+// it matches one place, and the replacement takes the file's indentation.
+TEST(CodeFiles, AnEditIndentedDifferentlyStillApplies) {
+  const std::string nested = FormatFiles({{"src/f.cc", "void f() {\n  if (x) {\n    y();\n  }\n}\n"}});
+  // Shifted as a whole: the replacement is shifted back.
+  auto shifted = ApplyAnswer(
+      "EDIT: src/f.cc\n<<<<<<< SEARCH\nif (x) {\n  y();\n}\n=======\nif (x) {\n  y();\n  z();\n}\n>>>>>>> REPLACE\n",
+      nested, kGlobs);
+  ASSERT_TRUE(shifted) << shifted.error().message;
+  EXPECT_EQ((*ParseFiles(*shifted))[0].text, "void f() {\n  if (x) {\n    y();\n    z();\n  }\n}\n");
+  // Indented unevenly: it still applies, as written.
+  auto uneven = ApplyAnswer(
+      "EDIT: src/b.cc\n<<<<<<< SEARCH\nreturn 2;\n}\n=======\nint two = 2;\nreturn two;\n}\n>>>>>>> REPLACE\n",
+      TwoFiles(), kGlobs);
+  ASSERT_TRUE(uneven) << uneven.error().message;
+  EXPECT_EQ((*ParseFiles(*uneven))[1].text, "int b() {\nint two = 2;\nreturn two;\n}\n");
+}
+
 TEST(CodeFiles, WholeFilesReplaceOrAdd) {
   const std::string answer =
       "### FILE: `src/c.cc`\n```cpp\nint c() { return 5; }\n```\nFILE: src/a.cc\n```\n// gone\n```\n";
