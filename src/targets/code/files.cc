@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/json_io.h"
+#include "core/text.h"
 
 namespace accelopt::code {
 namespace fs = std::filesystem;
@@ -53,15 +54,10 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-std::string RightTrim(std::string s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
-  return s;
-}
-
-std::string LeftTrim(const std::string& s) {
-  size_t i = s.find_first_not_of(" \t");
-  return i == std::string::npos ? "" : s.substr(i);
-}
+// The blanks of a line: a line break is never in one.
+constexpr std::string_view kBlanks = " \t";
+std::string RightTrim(const std::string& s) { return TrimRight(s, kBlanks); }
+std::string LeftTrim(const std::string& s) { return TrimLeft(s, kBlanks); }
 
 // The length of the run of backticks that opens `line` as a fence (at most
 // three spaces in), 0 when it does not.
