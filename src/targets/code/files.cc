@@ -119,6 +119,20 @@ std::string Join(const std::vector<std::string>& lines, size_t from, size_t to) 
   return out;
 }
 
+// The SEARCH/REPLACE block whose `<<<<<<< SEARCH` line is lines[at], read no
+// further than `end`; `*next` is the line after it. An Error names the line it lacks.
+Result<Edit> ReadEdit(const std::vector<std::string>& lines, size_t at, size_t end, size_t* next) {
+  Edit edit;
+  size_t j = at + 1;
+  while (j < end && !IsMarker(lines[j], '=', "")) edit.search.push_back(lines[j++]);
+  if (j == end) return Error{"a SEARCH block has no '=======' line"};
+  ++j;
+  while (j < end && !IsMarker(lines[j], '>', "REPLACE")) edit.replace.push_back(lines[j++]);
+  if (j == end) return Error{"a SEARCH block has no '>>>>>>> REPLACE' line"};
+  *next = j + 1;
+  return edit;
+}
+
 // A line that is only a file's path, markdown marks and a colon aside
 // ("**src/a.cc**", "### `src/a.cc`:"); "" for any other line.
 std::string BarePath(const std::string& line) {
@@ -182,16 +196,14 @@ std::vector<Change> NamedBlocks(const std::vector<std::string>& lines) {
     i = end;
     if (path.empty()) continue;
     Change change{"FILE", path, Join(lines, begin, end), {}};
-    for (size_t k = begin; k < end; ++k) {
-      if (!IsMarker(lines[k], '<', "SEARCH")) continue;
-      Edit edit;
-      size_t j = k + 1;
-      while (j < end && !IsMarker(lines[j], '=', "")) edit.search.push_back(lines[j++]);
-      size_t r = j + 1;
-      while (r < end && !IsMarker(lines[r], '>', "REPLACE")) edit.replace.push_back(lines[r++]);
-      if (j >= end || r >= end) break;
-      change.edits.push_back(std::move(edit));
-      k = r;
+    for (size_t k = begin; k < end;) {
+      if (!IsMarker(lines[k], '<', "SEARCH")) {
+        ++k;
+        continue;
+      }
+      auto edit = ReadEdit(lines, k, end, &k);
+      if (!edit) break;
+      change.edits.push_back(std::move(*edit));
     }
     if (!change.edits.empty()) change.kind = "EDIT";
     changes.push_back(std::move(change));
@@ -231,15 +243,9 @@ Result<std::vector<Change>> ParseChanges(const std::string& text) {
           ++i;
           continue;
         }
-        Edit edit;
-        size_t j = i + 1;
-        while (j < lines.size() && !IsMarker(lines[j], '=', "")) edit.search.push_back(lines[j++]);
-        if (j == lines.size()) return Error{where + ": a SEARCH block has no '=======' line"};
-        ++j;
-        while (j < lines.size() && !IsMarker(lines[j], '>', "REPLACE")) edit.replace.push_back(lines[j++]);
-        if (j == lines.size()) return Error{where + ": a SEARCH block has no '>>>>>>> REPLACE' line"};
-        change.edits.push_back(std::move(edit));
-        i = j + 1;
+        auto edit = ReadEdit(lines, i, lines.size(), &i);
+        if (!edit) return Error{where + ": " + edit.error().message};
+        change.edits.push_back(std::move(*edit));
       }
       if (change.edits.empty()) return Error{where + ": no <<<<<<< SEARCH / ======= / >>>>>>> REPLACE block follows"};
     }
