@@ -176,8 +176,8 @@ std::string FencePath(const std::string& line) {
 
 // For an answer without FILE:/EDIT: lines: each fenced block named by the line
 // before it ("src/a.cc", in any markdown) or by its info string. A block of
-// SEARCH/REPLACE blocks is an edit, any other the whole file.
-std::vector<Change> NamedBlocks(const std::vector<std::string>& lines) {
+// SEARCH/REPLACE blocks is an edit (an unfinished one is an Error), any other the whole file.
+Result<std::vector<Change>> NamedBlocks(const std::vector<std::string>& lines) {
   std::vector<Change> changes;
   std::string previous;  // the last non-blank line before a fence
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -202,7 +202,7 @@ std::vector<Change> NamedBlocks(const std::vector<std::string>& lines) {
         continue;
       }
       auto edit = ReadEdit(lines, k, end, &k);
-      if (!edit) break;
+      if (!edit) return Error{path + ": " + edit.error().message};
       change.edits.push_back(std::move(*edit));
     }
     if (!change.edits.empty()) change.kind = "EDIT";

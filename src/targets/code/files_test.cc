@@ -109,6 +109,11 @@ TEST(CodeFiles, BlocksNamedAnotherWayAreReadToo) {
   ASSERT_TRUE(edit) << edit.error().message;
   EXPECT_NE(edit->find("return 9;"), std::string::npos);
   EXPECT_NE(edit->find("int b() {"), std::string::npos);  // an edit, not the whole file
+  // A named block whose SEARCH block is not finished is an error, not a whole file holding the markers.
+  auto unfinished = ApplyAnswer("src/b.cc\n```\n<<<<<<< SEARCH\n  return 2;\n```\n", TwoFiles(), kGlobs);
+  ASSERT_FALSE(unfinished);
+  EXPECT_NE(unfinished.error().message.find("src/b.cc: a SEARCH block has no '=======' line"), std::string::npos)
+      << unfinished.error().message;
   // A block named by nothing is not a change; a prose line is not a name.
   EXPECT_FALSE(ApplyAnswer("Use a table.\n```cpp\nint a;\n```\n", TwoFiles(), kGlobs));
   EXPECT_FALSE(ApplyAnswer("Edit it like this:\n```cpp\nint a;\n```\n", TwoFiles(), kGlobs));
