@@ -153,7 +153,7 @@ struct CodeTarget::Prepared {
   double start = 0;
 };
 
-CodeTarget::CodeTarget(CodeTargetOptions options) : options_(std::move(options)) {
+CodeTarget::CodeTarget(CodeTargetOptions options) : options_(std::move(options)), machine_(cpu::DetectMachine()) {
   if (options_.work_dir.empty()) options_.work_dir = CacheDir() + "/work";
   if (options_.bases_dir.empty()) options_.bases_dir = CacheDir() + "/code";
 }
@@ -167,11 +167,11 @@ targets::TargetInfo CodeTarget::Describe() const {
   return info;
 }
 
-std::string CodeTarget::Machine() const { return cpu::DetectMachine().fingerprint; }
+std::string CodeTarget::Machine() const { return machine_.fingerprint; }
 
 std::string CodeTarget::MachineText() const {
-  const cpu::MachineIdentity id = cpu::DetectMachine();
-  std::string text = fmt::format("{}, {} core(s) available", id.cpu_model.empty() ? "a CPU" : id.cpu_model, id.cores);
+  std::string text = fmt::format("{}, {} core(s) available", machine_.cpu_model.empty() ? "a CPU" : machine_.cpu_model,
+                                 machine_.cores);
   if (std::string caches = cpu::DescribeCaches(); !caches.empty()) text += "; " + caches;
   return text;
 }

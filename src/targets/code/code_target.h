@@ -17,6 +17,7 @@
 
 #include "core/result.h"
 #include "eval/sandbox.h"
+#include "targets/cpu/calibrate.h"
 #include "targets/registry.h"
 #include "targets/target.h"
 
@@ -80,6 +81,7 @@ class CodeTarget : public targets::Target {
   void Finish(const suite::Task& task, Prepared& prepared, const std::vector<double>& costs) const;
 
   CodeTargetOptions options_;
+  cpu::MachineIdentity machine_;  ///< read once: the machine does not change while the target lives
   mutable std::mutex bases_mu_;
   std::mutex kept_mu_;
   std::vector<std::pair<std::string, std::shared_ptr<Prepared>>> kept_;  ///< by task and code, oldest first

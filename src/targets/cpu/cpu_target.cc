@@ -71,7 +71,7 @@ void RecordCompile(const CompileOutcome& built, Profile& profile) {
 
 class CpuTarget : public targets::Target {
  public:
-  explicit CpuTarget(CpuTargetOptions options) : options_(std::move(options)) {
+  explicit CpuTarget(CpuTargetOptions options) : options_(std::move(options)), machine_(DetectMachine()) {
     if (options_.harness_path.empty()) options_.harness_path = HarnessPath();
     if (options_.work_dir.empty()) options_.work_dir = CacheDir() + "/work";
     // Folders left by evaluations that were killed outright.
@@ -93,15 +93,14 @@ class CpuTarget : public targets::Target {
             "prompts/cpu"};
   }
 
-  std::string Machine() const override { return DetectMachine().fingerprint; }
+  std::string Machine() const override { return machine_.fingerprint; }
   suite::PeakRates Rates() const override { return options_.rates; }
 
   Json Hardware() const override { return options_.hardware ? ToJson(*options_.hardware) : Json(nullptr); }
 
   std::string MachineText() const override {
-    const MachineIdentity machine = DetectMachine();
-    std::string text = std::to_string(machine.cores) + " cores, " + std::to_string(machine.simd_bits) + "-bit SIMD";
-    for (const auto& f : machine.isa) text += " " + f;
+    std::string text = std::to_string(machine_.cores) + " cores, " + std::to_string(machine_.simd_bits) + "-bit SIMD";
+    for (const auto& f : machine_.isa) text += " " + f;
     if (std::string caches = DescribeCaches(); !caches.empty()) text += "; caches: " + caches;
     if (options_.hardware)
       text += fmt::format(
@@ -188,6 +187,7 @@ class CpuTarget : public targets::Target {
   Status ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile);
 
   CpuTargetOptions options_;
+  MachineIdentity machine_;  ///< read once: the machine does not change while the target lives
 };
 
 std::vector<CpuTarget::OtherShape> CpuTarget::OtherShapesOf(const targets::EvalRequest& request) const {
