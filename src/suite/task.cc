@@ -1,6 +1,7 @@
 #include "suite/task.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <regex>
-#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -236,19 +236,18 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
   if (!code) return code.error();
   if (!code->IsMap())
     return f.Fail("code", *code, "expected a mapping (path or repo, files, build, test, bench, metric)");
-  static const std::set<std::string> known = {"path",     "repo",        "commit",       "files",
-                                              "language", "build",       "test",         "bench",
-                                              "metric",   "repetitions", "noise_margin", "timeout_seconds"};
+  static const std::vector<std::string> known = {"path",     "repo",        "commit",       "files",
+                                                 "language", "build",       "test",         "bench",
+                                                 "metric",   "repetitions", "noise_margin", "timeout_seconds"};
   for (const auto& item : *code)
-    if (!known.count(item.first.Scalar()))
+    if (std::find(known.begin(), known.end(), item.first.Scalar()) == known.end())
       return f.Fail("code." + item.first.Scalar(), item.first,
-                    "unknown field (known: path, repo, commit, files, language, build, test, bench, metric, "
-                    "repetitions, noise_margin, timeout_seconds)");
+                    fmt::format("unknown field (known: {})", fmt::join(known, ", ")));
   CodeSpec& spec = task.code;
   auto text = [&](const char* key, std::string& slot, bool required) -> Status {
     const YAML::Node node = (*code)[key];
     if (!node.IsDefined() || node.IsNull()) {
-      if (required) return Error{f.Fail(std::string("code.") + key, *code, "missing").message};
+      if (required) return f.Fail(std::string("code.") + key, *code, "missing");
       return Ok{};
     }
     auto value = f.Scalar(node, std::string("code.") + key);
