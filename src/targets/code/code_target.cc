@@ -353,9 +353,11 @@ bool CodeTarget::Disturbed(const BenchRun& run, int& retries_left, Prepared& p) 
   return true;
 }
 
-void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<double>& costs) const {
+void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<double>& costs,
+                        const std::vector<double>& loads) const {
   const suite::CodeSpec& spec = task.code;
   Profile& profile = p.profile;
+  profile.other_load = Mean(loads);
   profile.latency = eval::Summarize(costs);
   profile.latency->series = 1;
   profile.metric = eval::FiguresOf(*profile.latency, spec.metric, static_cast<int>(costs.size()));
@@ -390,8 +392,7 @@ std::vector<Result<Profile>> CodeTarget::Evaluate(std::span<const targets::EvalR
           ++r;
         }
       }
-      (*p)->profile.other_load = Mean(loads);
-      Finish(task, **p, costs);
+      Finish(task, **p, costs, loads);
       return (*p)->profile;
     }();
     results.push_back(measured);
@@ -436,10 +437,9 @@ Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a,
     cb.push_back(first == pa->get() ? run[1].cost : run[0].cost);
     loads.push_back(worse.other_load);
   }
-  (*pa)->profile.other_load = (*pb)->profile.other_load = Mean(loads);
   if (ok) {
-    Finish(task, **pa, ca);
-    Finish(task, **pb, cb);
+    Finish(task, **pa, ca, loads);
+    Finish(task, **pb, cb, loads);
     result.speedup = eval::PairedComparison(ca, cb);
   }
   result.a = (*pa)->profile;

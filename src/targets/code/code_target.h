@@ -77,8 +77,10 @@ class CodeTarget : public targets::Target {
                                      uint64_t seed) const;
   /// Whether `run` was disturbed and is to be run again (counted in the profile, a retry spent).
   bool Disturbed(const BenchRun& run, int& retries_left, Prepared& prepared) const;
-  /// The profile of a candidate whose benchmark runs gave `costs`.
-  void Finish(const suite::Task& task, Prepared& prepared, const std::vector<double>& costs) const;
+  /// The profile of a candidate whose benchmark runs gave `costs`, while
+  /// other processes used these shares of the machine.
+  void Finish(const suite::Task& task, Prepared& prepared, const std::vector<double>& costs,
+              const std::vector<double>& loads) const;
 
   CodeTargetOptions options_;
   cpu::MachineIdentity machine_;  ///< read once: the machine does not change while the target lives
