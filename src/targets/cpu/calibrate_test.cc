@@ -76,6 +76,11 @@ TEST_F(CalibrateTest, AllFiguresArePositiveAndFinite) {
 constexpr double kClockSlack = 1.10;
 
 TEST_F(CalibrateTest, ArithmeticPeaksStayBelowTheoretical) {
+  // Other processes on the cores while the clock is measured make the
+  // theoretical figure, and nothing else, too low: no physics to check then
+  // (calibrate itself refuses to save such a profile).
+  if (h().other_load > CalibrationOptions{}.max_other_load)
+    GTEST_SKIP() << "other processes used " << 100 * h().other_load << "% of the machine during the calibration";
   EXPECT_LE(h().peak_mm_gflops, h().theoretical_mm_gflops * kClockSlack);
   EXPECT_LE(h().peak_vec_gflops, h().theoretical_vec_gflops * kClockSlack);
   EXPECT_LE(h().blas_sgemm_gflops, h().theoretical_mm_gflops * kClockSlack);
