@@ -77,11 +77,17 @@ struct TimedTarget : targets::Target {
   targets::TargetInfo Describe() const override { return inner->Describe(); }
   std::string Machine() const override { return inner->Machine(); }
   bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
-  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> r, const OnResult& on_result) override {
+  std::vector<Result<std::unique_ptr<targets::Built>>> Build(std::span<const targets::EvalRequest> r) override {
     double start = NowSeconds();
-    auto out = inner->Evaluate(r, on_result);
+    auto out = inner->Build(r);
     seconds += NowSeconds() - start;
     count += static_cast<int>(r.size());
+    return out;
+  }
+  std::vector<Result<Profile>> Run(std::span<targets::Built* const> built, const OnResult& on_result) override {
+    double start = NowSeconds();
+    auto out = inner->Run(built, on_result);
+    seconds += NowSeconds() - start;
     return out;
   }
   bool ComparesSideBySide() const override { return inner->ComparesSideBySide(); }
@@ -105,12 +111,25 @@ struct SyntheticTarget : targets::Target {
   }
   std::string Machine() const override { return "none"; }
   bool Supports(const suite::Task&) const override { return true; }
-  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> r, const OnResult& on_result) override {
-    std::vector<Result<Profile>> out;
+  // Built at once: the profile is drawn when it runs.
+  struct Drawn : targets::Built {
+    Profile profile;
+    const Profile& BuildProfile() const override { return profile; }
+  };
+  std::vector<Result<std::unique_ptr<targets::Built>>> Build(std::span<const targets::EvalRequest> r) override {
+    std::vector<Result<std::unique_ptr<targets::Built>>> out;
     for (const auto& request : r) {
-      Profile p;
-      p.task = request.task->name;
-      p.shape = request.shape;
+      auto built = std::make_unique<Drawn>();
+      built->profile.task = request.task->name;
+      built->profile.shape = request.shape;
+      out.push_back(std::unique_ptr<targets::Built>(std::move(built)));
+    }
+    return out;
+  }
+  std::vector<Result<Profile>> Run(std::span<targets::Built* const> built, const OnResult& on_result) override {
+    std::vector<Result<Profile>> out;
+    for (targets::Built* b : built) {
+      Profile p = b->BuildProfile();
       p.message = "synthetic";
       p.errors = ErrorStats{};
       p.latency = LatencyStats{};

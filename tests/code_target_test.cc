@@ -149,6 +149,25 @@ TEST_F(CodeTargetTest, NoRunSeesWhatAnEarlierOneLeftInItsTemporaryFolder) {
   EXPECT_DOUBLE_EQ(p.metric->best, 2);
 }
 
+// Build copies and builds; the tests are Run's, like the benchmark: a
+// candidate whose tests fail builds, and is wrong_answer when it runs.
+TEST_F(CodeTargetTest, BuildDoesNotRunTheTests) {
+  suite::Task task = LoadWith("lower");
+  const targets::EvalRequest requests[] = {{&task, "bench", {Files("bad"), "bad", {}}},
+                                           {&task, "bench", {FormatFiles({{"lib/value.txt", ""}}), "empty", {}}}};
+  auto built = target_.Build(requests);
+  ASSERT_EQ(built.size(), 2u);
+  ASSERT_TRUE(built[0] && built[1]);
+  EXPECT_TRUE((*built[0])->ok()) << (*built[0])->BuildProfile().message;
+  EXPECT_TRUE((*built[0])->BuildProfile().run_log.empty());
+  EXPECT_EQ((*built[1])->BuildProfile().status, Verdict::kCompileError);
+  targets::Built* pointers[] = {built[0]->get(), built[1]->get()};
+  auto ran = target_.Run(pointers, {});
+  ASSERT_TRUE(ran[0] && ran[1]);
+  EXPECT_EQ(ran[0]->status, Verdict::kWrongAnswer) << ran[0]->message;
+  EXPECT_EQ(ran[1]->status, Verdict::kCompileError);
+}
+
 // A candidate just evaluated is compared without being copied and built again.
 TEST_F(CodeTargetTest, AComparisonReusesTheCopiesEvaluationsBuilt) {
   build_ = "test -s lib/value.txt && echo built >> " + tmp_.path() + "/builds";

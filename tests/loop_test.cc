@@ -114,10 +114,13 @@ class Loop : public ::testing::Test {
       return inner->CheckedShapes(t, shape);
     }
     bool Supports(const suite::Task& t) const override { return inner->Supports(t); }
-    std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> r, const OnResult& on_result) override {
+    std::vector<Result<std::unique_ptr<targets::Built>>> Build(std::span<const targets::EvalRequest> r) override {
       evaluations += static_cast<int>(r.size());
       for (const auto& request : r) hashes.insert(agents::CodeHash(request.candidate.source, "c++"));
-      return inner->Evaluate(r, on_result);
+      return inner->Build(r);
+    }
+    std::vector<Result<Profile>> Run(std::span<targets::Built* const> built, const OnResult& on_result) override {
+      return inner->Run(built, on_result);
     }
     bool ComparesSideBySide() const override { return inner->ComparesSideBySide(); }
     Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override {
@@ -436,13 +439,11 @@ TEST_F(Loop, KilledAnywhereResumesWithoutPayingTwice) {
 TEST_F(Loop, EngineFailureStopsTheSearchWithoutAVerdict) {
   struct FailingTarget : CountingTarget {
     using CountingTarget::CountingTarget;
-    std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> r, const OnResult& on_result) override {
-      if (++calls == 1) return CountingTarget::Evaluate(r, on_result);  // the baseline
-      std::vector<Result<Profile>> out;
-      for (size_t k = 0; k < r.size(); ++k) {
+    std::vector<Result<std::unique_ptr<targets::Built>>> Build(std::span<const targets::EvalRequest> r) override {
+      if (++calls == 1) return CountingTarget::Build(r);  // the baseline
+      std::vector<Result<std::unique_ptr<targets::Built>>> out;
+      for (size_t k = 0; k < r.size(); ++k)
         out.push_back(Error{"cannot write the build folder: No space left on device"});
-        if (on_result) on_result(k, out.back());
-      }
       return out;
     }
     int calls = 0;

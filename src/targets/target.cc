@@ -20,6 +20,27 @@ Result<EvaluationJob> EvaluationJob::FromJson(const Json& j) {
   return job;
 }
 
+std::vector<Result<Profile>> Target::Evaluate(std::span<const EvalRequest> requests, const OnResult& on_result) {
+  std::vector<Result<std::unique_ptr<Built>>> built = Build(requests);
+  std::vector<Result<Profile>> out(built.size(), Error{""});
+  std::vector<Built*> runnable;
+  std::vector<size_t> index;  // of each runnable one among the requests
+  for (size_t k = 0; k < built.size(); ++k) {
+    if (built[k]) {
+      runnable.push_back(built[k]->get());
+      index.push_back(k);
+    } else {
+      out[k] = built[k].error();
+      if (on_result) on_result(k, out[k]);
+    }
+  }
+  std::vector<Result<Profile>> ran = Run(runnable, [&](size_t k, const Result<Profile>& result) {
+    if (on_result) on_result(index[k], result);
+  });
+  for (size_t k = 0; k < ran.size(); ++k) out[index[k]] = std::move(ran[k]);
+  return out;
+}
+
 Result<std::string> Target::Baseline(const suite::Task& task) const {
   return ReadFile(task.baseline_path(Describe().file_extension));
 }

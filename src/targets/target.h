@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -69,6 +70,21 @@ struct TargetInfo {
   std::string prompts_dir;              ///< its prompt templates, relative to the project
 };
 
+/// A candidate built by Target::Build: the first half of an evaluation, ready
+/// to run. It holds what its target needs to run it (a library, a built copy
+/// of a code base, an evaluator's artifact) until it is destroyed; only the
+/// target that built it can run it, and it must not outlive that target or
+/// the task it was built for. Not thread-safe.
+class Built {
+ public:
+  virtual ~Built() = default;
+  /// What the build found: the compile log and time, and, when the candidate
+  /// cannot run, its verdict (compile_error, forbidden, ...) and why.
+  virtual const Profile& BuildProfile() const = 0;
+  /// Whether it built and may run.
+  bool ok() const { return BuildProfile().status == Verdict::kOk; }
+};
+
 class Target {
  public:
   /// Told of each result as soon as it is measured (its index in the requests).
@@ -120,9 +136,19 @@ class Target {
     (void)task;
     return {};
   }
-  /// One result per request, in order. Blocks until all are measured. Requests
-  /// for the same task and shape may share their inputs and reference outputs.
-  virtual std::vector<Result<Profile>> Evaluate(std::span<const EvalRequest> requests, const OnResult& on_result) = 0;
+  /// Builds each request without running it, as much in parallel as the
+  /// target can: one result per request, in order. Blocks until all are
+  /// built. An Error is the infrastructure's (the disk is full, the toolchain
+  /// is broken), never a candidate's verdict.
+  virtual std::vector<Result<std::unique_ptr<Built>>> Build(std::span<const EvalRequest> requests) = 0;
+  /// Checks, times and scores what Build made: one result per element, in
+  /// order, each told to `on_result` as soon as it is measured. A candidate
+  /// that did not build gets its build's profile. Consecutive elements that
+  /// one Build call made for the same task and shape share their inputs and
+  /// reference outputs. Blocks.
+  virtual std::vector<Result<Profile>> Run(std::span<Built* const> built, const OnResult& on_result) = 0;
+  /// Build, then Run: one result per request, in order. Blocks until all are measured.
+  std::vector<Result<Profile>> Evaluate(std::span<const EvalRequest> requests, const OnResult& on_result);
   std::vector<Result<Profile>> Evaluate(std::span<const EvalRequest> requests) {
     return Evaluate(requests, OnResult{});
   }

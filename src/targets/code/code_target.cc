@@ -148,9 +148,18 @@ struct CodeTarget::Prepared {
   std::unique_ptr<ScratchDir> dir;
   fs::path root;
   Profile profile;
-  Profile built;  ///< the profile as build and tests left it
+  Profile built;                  ///< the profile as the build left it
+  std::optional<Profile> tested;  ///< as the tests left it, once they passed
   bool ok = false;
   double start = 0;
+};
+
+// A candidate's built copy, shared with the target's kept copies.
+struct CodeTarget::CodeBuilt : targets::Built {
+  const suite::Task* task = nullptr;  ///< outlives it, as an EvalRequest's task does
+  std::shared_ptr<Prepared> prepared;
+  Profile profile;  ///< the build's
+  const Profile& BuildProfile() const override { return profile; }
 };
 
 CodeTarget::CodeTarget(CodeTargetOptions options) : options_(std::move(options)), machine_(cpu::DetectMachine()) {
@@ -282,19 +291,40 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
     // A clean build's log is progress lines; only warnings are worth a planner's attention.
     if (p->profile.compile_log.find("warning") == std::string::npos) p->profile.compile_log.clear();
   }
-  auto tested = Shell(spec.test, *p, spec.timeout_seconds, FreshSeed());
-  if (!tested) return tested.error();
-  p->profile.run_log = LogOf(spec.test, *tested);
-  if (!tested->exited_cleanly()) {
-    p->profile.phase = "tests";
-    const Verdict verdict = tested->timed_out     ? Verdict::kTimeout
-                            : tested->term_signal ? Verdict::kRuntimeError
-                                                  : Verdict::kWrongAnswer;
-    return fail(verdict, FailureOf("the tests", *tested, spec.timeout_seconds));
-  }
-  p->profile.seeds = 1;
   p->ok = true;
   p->built = p->profile;
+  return p;
+}
+
+Result<bool> CodeTarget::Tested(const suite::Task& task, Prepared& p) const {
+  if (p.tested) {
+    p.profile = *p.tested;
+    return true;
+  }
+  const suite::CodeSpec& spec = task.code;
+  auto tested = Shell(spec.test, p, spec.timeout_seconds, FreshSeed());
+  if (!tested) return tested.error();
+  p.profile.run_log = LogOf(spec.test, *tested);
+  if (!tested->exited_cleanly()) {
+    p.profile.phase = "tests";
+    p.profile.status = tested->timed_out     ? Verdict::kTimeout
+                       : tested->term_signal ? Verdict::kRuntimeError
+                                             : Verdict::kWrongAnswer;
+    p.profile.message = FailureOf("the tests", *tested, spec.timeout_seconds);
+    p.profile.wall_seconds = NowSeconds() - p.start;
+    p.ok = false;
+    return false;
+  }
+  p.profile.seeds = 1;
+  p.tested = p.profile;
+  return true;
+}
+
+Result<std::shared_ptr<CodeTarget::Prepared>> CodeTarget::ReadyAndTested(const targets::EvalRequest& request) {
+  auto p = Ready(request);
+  if (!p) return p.error();
+  if ((*p)->ok)
+    if (auto tested = Tested(*request.task, **p); !tested) return tested.error();
   return p;
 }
 
@@ -305,7 +335,7 @@ Result<std::shared_ptr<CodeTarget::Prepared>> CodeTarget::Ready(const targets::E
     for (auto& [k, kept] : kept_)
       if (k == key) {
         kept->profile = kept->built;
-        kept->ok = true;
+        kept->ok = kept->profile.status == Verdict::kOk;
         kept->start = NowSeconds();
         return kept;
       }
@@ -369,22 +399,43 @@ void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<
   profile.wall_seconds = NowSeconds() - p.start;
 }
 
-std::vector<Result<Profile>> CodeTarget::Evaluate(std::span<const targets::EvalRequest> requests,
-                                                  const OnResult& on_result) {
+std::vector<Result<std::unique_ptr<targets::Built>>> CodeTarget::Build(std::span<const targets::EvalRequest> requests) {
+  std::vector<Result<std::unique_ptr<targets::Built>>> out;
+  for (const targets::EvalRequest& request : requests) {
+    auto p = Ready(request);
+    if (!p) {
+      out.push_back(p.error());
+      continue;
+    }
+    auto built = std::make_unique<CodeBuilt>();
+    built->task = request.task;
+    built->prepared = std::move(*p);
+    built->profile = built->prepared->profile;
+    out.push_back(std::unique_ptr<targets::Built>(std::move(built)));
+  }
+  return out;
+}
+
+std::vector<Result<Profile>> CodeTarget::Run(std::span<targets::Built* const> built, const OnResult& on_result) {
   std::vector<Result<Profile>> results;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const suite::Task& task = *requests[i].task;
+  for (size_t i = 0; i < built.size(); ++i) {
+    const auto& one = static_cast<const CodeBuilt&>(*built[i]);
+    const suite::Task& task = *one.task;
+    Prepared& p = *one.prepared;
     auto measured = [&]() -> Result<Profile> {
-      auto p = Ready(requests[i]);
-      if (!p) return p.error();
-      if (!(*p)->ok) return (*p)->profile;
+      if (!one.ok()) return one.profile;
+      p.profile = one.profile;
+      p.ok = true;
+      auto tested = Tested(task, p);
+      if (!tested) return tested.error();
+      if (!*tested) return p.profile;
       std::vector<double> costs, loads;
       int retries_left = options_.disturbed_retries;
       for (int r = 0; r <= task.code.repetitions;) {
-        auto run = RunBench(task, **p, FreshSeed());
+        auto run = RunBench(task, p, FreshSeed());
         if (!run) return run.error();
-        if (!*run) return (*p)->profile;
-        if (r == 0 || !Disturbed(**run, retries_left, **p)) {
+        if (!*run) return p.profile;
+        if (r == 0 || !Disturbed(**run, retries_left, p)) {
           if (r > 0) {  // the first run warms caches and is not counted
             costs.push_back((*run)->cost);
             loads.push_back((*run)->other_load);
@@ -392,8 +443,8 @@ std::vector<Result<Profile>> CodeTarget::Evaluate(std::span<const targets::EvalR
           ++r;
         }
       }
-      Finish(task, **p, costs, loads);
-      return (*p)->profile;
+      Finish(task, p, costs, loads);
+      return p.profile;
     }();
     results.push_back(measured);
     if (on_result) on_result(i, results.back());
@@ -403,9 +454,9 @@ std::vector<Result<Profile>> CodeTarget::Evaluate(std::span<const targets::EvalR
 
 Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) {
   const suite::Task& task = *a.task;
-  auto pa = Ready(a);
+  auto pa = ReadyAndTested(a);
   if (!pa) return pa.error();
-  auto pb = Ready(b);
+  auto pb = ReadyAndTested(b);
   if (!pb) return pb.error();
   targets::PairedResult result;
   std::vector<double> ca, cb, loads;

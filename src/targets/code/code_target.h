@@ -31,7 +31,7 @@ struct CodeTargetOptions {
   /// of the machine is run again, `disturbed_retries` times at most per evaluation.
   double disturbed_share = 0.10;
   int disturbed_retries = 3;
-  /// Built and tested copies kept for reuse (a kept child is compared with
+  /// Built copies kept for reuse (a kept child is compared with
   /// its parent right after both were evaluated): not built twice.
   size_t kept_copies = 4;
 };
@@ -47,9 +47,11 @@ class CodeTarget : public targets::Target {
   Result<std::string> Baseline(const suite::Task& task) const override;
   AnswerReader AnswerReaderFor(const suite::Task& task) const override;
   std::map<std::string, std::string> PromptValues(const suite::Task& task) const override;
-  using targets::Target::Evaluate;
-  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> requests,
-                                        const OnResult& on_result) override;
+  /// Each candidate in a copy of its own, built (a kept copy of the same
+  /// candidate is reused).
+  std::vector<Result<std::unique_ptr<targets::Built>>> Build(std::span<const targets::EvalRequest> requests) override;
+  /// The tests, then the benchmark's runs.
+  std::vector<Result<Profile>> Run(std::span<targets::Built* const> built, const OnResult& on_result) override;
   bool ComparesSideBySide() const override { return true; }
   Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override;
 
@@ -59,12 +61,18 @@ class CodeTarget : public targets::Target {
 
  private:
   struct Prepared;
-  /// A copy of the code base with the candidate's files, built and tested: a
-  /// verdict in `profile` when it failed; an Error when the engine did.
+  struct CodeBuilt;
+  /// A copy of the code base with the candidate's files, built: a verdict in
+  /// `profile` when it failed; an Error when the engine did.
   Result<std::unique_ptr<Prepared>> Prepare(const targets::EvalRequest& request) const;
-  /// Prepare's result, or a kept copy of the same candidate that built and
-  /// passed its tests (its profile back as the build left it).
+  /// Prepare's result, or a kept copy of the same candidate that built (its
+  /// profile back as the build left it).
   Result<std::shared_ptr<Prepared>> Ready(const targets::EvalRequest& request);
+  /// Runs the task's tests in a built copy, once per copy; false with the
+  /// verdict in its profile when they fail; an Error when the engine did.
+  Result<bool> Tested(const suite::Task& task, Prepared& prepared) const;
+  /// Ready, then Tested: a copy whose `ok` says whether it may be benchmarked.
+  Result<std::shared_ptr<Prepared>> ReadyAndTested(const targets::EvalRequest& request);
   struct BenchRun {
     double cost = 0;        ///< of the figure it printed (lower is better)
     double other_load = 0;  ///< share of the machine other processes used while it ran

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <thread>
@@ -125,17 +126,8 @@ class CpuTarget : public targets::Target {
 
   // Consecutive requests for the same task and shape form a batch that shares
   // its inputs and reference outputs.
-  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> requests,
-                                        const OnResult& on_result) override {
-    std::vector<Result<Profile>> out;
-    for (size_t i = 0; i < requests.size();) {
-      size_t j = i + 1;
-      while (j < requests.size() && requests[j].task == requests[i].task && requests[j].shape == requests[i].shape) ++j;
-      EvaluateBatch(requests.subspan(i, j - i), out, on_result);
-      i = j;
-    }
-    return out;
-  }
+  std::vector<Result<std::unique_ptr<targets::Built>>> Build(std::span<const targets::EvalRequest> requests) override;
+  std::vector<Result<Profile>> Run(std::span<targets::Built* const> built, const OnResult& on_result) override;
 
  private:
   // A shape of the task other than the evaluated one, for the untimed extra check.
@@ -164,19 +156,44 @@ class CpuTarget : public targets::Target {
   // A batch under way: its requests, builds, shared inputs and references,
   // folder and the device it holds.
   struct Batch {
-    std::span<const targets::EvalRequest> requests;
+    std::vector<targets::EvalRequest> requests;
     std::optional<suite::BoundTask> bound;
     std::unique_ptr<ScratchDir> scratch;
     std::vector<OtherShape> others;
     Shared shared;
     std::vector<Built> built;
-    std::unique_ptr<eval::DeviceLock> device;
+    std::shared_ptr<eval::DeviceLock> device;
+    // Taking the device, drawing the inputs and running the reference: for a
+    // Build's first batch while its candidates build, for the others when
+    // they first run (no reference runs beside another batch's timed calls).
+    // Last, so that it is waited for before what it fills is destroyed.
+    std::future<Status> preparing;
+    std::optional<Status> prepared;
   };
-  Result<std::unique_ptr<Batch>> Begin(std::span<const targets::EvalRequest> requests);
-  void EvaluateBatch(std::span<const targets::EvalRequest> requests, std::vector<Result<Profile>>& out,
-                     const OnResult& on_result);
-  Result<Profile> EvaluateBuilt(Batch& batch, size_t k);
-  Result<bool> Precheck(Batch& batch, size_t k, Profile& profile) const;
+  // One candidate of a batch, built; the batch lives while any of its candidates does.
+  struct CpuBuilt : targets::Built {
+    std::shared_ptr<Batch> batch;
+    size_t k = 0;
+    Profile profile;  ///< the build's
+    const Profile& BuildProfile() const override { return profile; }
+  };
+  // Sets a batch up and builds it; `prepare_now`: its preparation starts
+  // meanwhile, else when it is first needed.
+  Result<std::shared_ptr<Batch>> Begin(std::span<const targets::EvalRequest> requests, bool prepare_now = true);
+  // Takes the device and prepares the batch's inputs and references.
+  Status Prepare(Batch& batch);
+  // The batch's preparation, waited for (begun now when it was not yet).
+  Status Prepared(Batch& batch);
+  // The machine-wide device lock, shared by this target's batches: taken
+  // when none of them holds it, kept while any does.
+  Result<std::shared_ptr<eval::DeviceLock>> HoldDevice(const std::string& purpose);
+  Result<Profile> RunOne(Batch& batch, size_t k, Profile profile);
+  // The build's part of the k-th candidate's profile: its compile log, and
+  // why it cannot run when it does not compile or uses what it may not.
+  Result<Profile> BuildProfileOf(Batch& batch, size_t k) const;
+  // Whether the batch's inputs and references are ready; counts their
+  // preparation against its first candidate.
+  Status Precheck(Batch& batch, size_t k, Profile& profile);
   Status Postcheck(Batch& batch, size_t k, Profile& profile);
   // Runs the k-th candidate of the batch in its own kernel process.
   Status RunBuilt(Batch& batch, size_t k, bool timed, Profile& profile) const;
@@ -187,6 +204,8 @@ class CpuTarget : public targets::Target {
   Status ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile);
 
   CpuTargetOptions options_;
+  std::mutex device_mu_;
+  std::weak_ptr<eval::DeviceLock> device_;
   MachineIdentity machine_;  ///< read once: the machine does not change while the target lives
 };
 
@@ -293,12 +312,14 @@ Status CpuTarget::CheckOtherShapes(const std::vector<OtherShape>& others, Built&
 }
 
 // Sets a batch up: its shape bound (refused when too large for the machine),
-// its folder, every build, and, under the device's lock taken meanwhile, its
-// inputs and reference outputs. The batch keeps the lock until it is gone.
-Result<std::unique_ptr<CpuTarget::Batch>> CpuTarget::Begin(std::span<const targets::EvalRequest> requests) {
+// its folder and every build; meanwhile, with `prepare_now`, it takes the
+// device's lock and, under it, draws its inputs and runs the reference
+// (Prepared waits for that). The batch keeps the lock until it is gone.
+Result<std::shared_ptr<CpuTarget::Batch>> CpuTarget::Begin(std::span<const targets::EvalRequest> requests,
+                                                           bool prepare_now) {
   const targets::EvalRequest& first = requests.front();
-  auto batch = std::make_unique<Batch>();
-  batch->requests = requests;
+  auto batch = std::make_shared<Batch>();
+  batch->requests.assign(requests.begin(), requests.end());
   auto bound = suite::Bind(*first.task, first.shape);
   if (!bound) return bound.error();
   if (auto s = CheckMemoryFor(*bound); !s) return s.error();
@@ -312,41 +333,79 @@ Result<std::unique_ptr<CpuTarget::Batch>> CpuTarget::Begin(std::span<const targe
     std::error_code ec;
     fs::create_directories(CandidateDir(dir, k), ec);
   }
-  Result<std::unique_ptr<eval::DeviceLock>> device = std::unique_ptr<eval::DeviceLock>();
-  auto preparing = std::async(std::launch::async, [&] {
-    if (options_.device_lock) {
-      device =
-          eval::DeviceLock::Acquire("cpu", "measuring " + first.task->name + " (" + first.shape + ")",
-                                    options_.on_device_wait ? options_.on_device_wait : eval::PrintWaitToStderr("cpu"));
-      if (!device) return;
-    }
-    PrepareShared(*batch->bound, batch->others, dir, batch->shared);
-  });
+  if (prepare_now) batch->preparing = std::async(std::launch::async, [this, b = batch.get()] { return Prepare(*b); });
   batch->built = BuildAll(requests, *batch->bound, batch->others, dir);
-  preparing.get();
-  if (!device) return device.error();
-  batch->device = std::move(*device);
   return batch;
+}
+
+Result<std::shared_ptr<eval::DeviceLock>> CpuTarget::HoldDevice(const std::string& purpose) {
+  std::lock_guard lock(device_mu_);
+  if (auto held = device_.lock()) return held;
+  auto acquired = eval::DeviceLock::Acquire(
+      "cpu", purpose, options_.on_device_wait ? options_.on_device_wait : eval::PrintWaitToStderr("cpu"));
+  if (!acquired) return acquired.error();
+  std::shared_ptr<eval::DeviceLock> held = std::move(*acquired);
+  device_ = held;
+  return held;
+}
+
+Status CpuTarget::Prepare(Batch& batch) {
+  if (options_.device_lock) {
+    const targets::EvalRequest& first = batch.requests.front();
+    auto device = HoldDevice("measuring " + first.task->name + " (" + first.shape + ")");
+    if (!device) return device.error();
+    batch.device = std::move(*device);
+  }
+  PrepareShared(*batch.bound, batch.others, batch.scratch->path(), batch.shared);
+  return Ok{};
+}
+
+Status CpuTarget::Prepared(Batch& batch) {
+  if (!batch.prepared) batch.prepared = batch.preparing.valid() ? batch.preparing.get() : Prepare(batch);
+  return *batch.prepared;
 }
 
 // Every candidate of a batch is built first, all builds in parallel; at the
 // same time the batch takes the device and, under its lock, draws the inputs
-// and runs the reference once for all candidates. The candidates then run one
-// after another, each in its own folder, still under the lock: no timed call
-// shares the machine with a build, a reference run or another accelopt
-// process's measurement.
-void CpuTarget::EvaluateBatch(std::span<const targets::EvalRequest> requests, std::vector<Result<Profile>>& out,
-                              const OnResult& on_result) {
-  auto report = [&](Result<Profile> result) {
-    out.push_back(std::move(result));
-    if (on_result) on_result(out.size() - 1, out.back());
-  };
-  auto batch = Begin(requests);
-  if (!batch) {
-    for (size_t k = 0; k < requests.size(); ++k) report(batch.error());
-    return;
+// and runs the reference once for all candidates (Begin).
+std::vector<Result<std::unique_ptr<targets::Built>>> CpuTarget::Build(std::span<const targets::EvalRequest> requests) {
+  std::vector<Result<std::unique_ptr<targets::Built>>> out;
+  for (size_t i = 0; i < requests.size();) {
+    size_t j = i + 1;
+    while (j < requests.size() && requests[j].task == requests[i].task && requests[j].shape == requests[i].shape) ++j;
+    auto batch = Begin(requests.subspan(i, j - i), /*prepare_now=*/i == 0);
+    for (size_t k = 0; k < j - i; ++k) {
+      if (!batch) {
+        out.push_back(batch.error());
+        continue;
+      }
+      auto profile = BuildProfileOf(**batch, k);
+      if (!profile) {
+        out.push_back(profile.error());
+        continue;
+      }
+      auto built = std::make_unique<CpuBuilt>();
+      built->batch = *batch;
+      built->k = k;
+      built->profile = std::move(*profile);
+      out.push_back(std::unique_ptr<targets::Built>(std::move(built)));
+    }
+    i = j;
   }
-  for (size_t k = 0; k < requests.size(); ++k) report(EvaluateBuilt(**batch, k));
+  return out;
+}
+
+// The candidates then run one after another, each in its own folder, under
+// the device's lock: no timed call shares the machine with a build, a
+// reference run or another accelopt process's measurement.
+std::vector<Result<Profile>> CpuTarget::Run(std::span<targets::Built* const> built, const OnResult& on_result) {
+  std::vector<Result<Profile>> out;
+  for (size_t i = 0; i < built.size(); ++i) {
+    auto& one = static_cast<CpuBuilt&>(*built[i]);
+    out.push_back(RunOne(*one.batch, one.k, one.profile));
+    if (on_result) on_result(i, out.back());
+  }
+  return out;
 }
 
 Result<targets::PairedResult> CpuTarget::Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) {
@@ -359,9 +418,12 @@ Result<targets::PairedResult> CpuTarget::Compare(const targets::EvalRequest& a, 
   Profile* profiles[2] = {&result.a, &result.b};
   bool runnable[2];
   for (size_t k = 0; k < 2; ++k) {
-    auto can_run = Precheck(batch, k, *profiles[k]);
-    if (!can_run) return can_run.error();
-    runnable[k] = *can_run;
+    auto built = BuildProfileOf(batch, k);
+    if (!built) return built.error();
+    *profiles[k] = std::move(*built);
+    runnable[k] = profiles[k]->status == Verdict::kOk;
+    if (runnable[k])
+      if (auto s = Precheck(batch, k, *profiles[k]); !s) return s.error();
   }
   if (runnable[0] && runnable[1]) {
     auto pair = RunPair(*batch.bound, batch.built[0].main->library_path, batch.built[1].main->library_path,
@@ -382,11 +444,9 @@ Result<targets::PairedResult> CpuTarget::Compare(const targets::EvalRequest& a, 
   return result;
 }
 
-Result<Profile> CpuTarget::EvaluateBuilt(Batch& batch, size_t k) {
-  Profile profile;
-  auto runnable = Precheck(batch, k, profile);
-  if (!runnable) return runnable.error();
-  if (!*runnable) return profile;
+Result<Profile> CpuTarget::RunOne(Batch& batch, size_t k, Profile profile) {
+  if (profile.status != Verdict::kOk) return profile;
+  if (auto s = Precheck(batch, k, profile); !s) return s.error();
   if (auto s = RunBuilt(batch, k, options_.timing_enabled, profile); !s) return s.error();
   if (auto s = Postcheck(batch, k, profile); !s) return s.error();
   return profile;
@@ -398,11 +458,11 @@ Status CpuTarget::RunBuilt(Batch& batch, size_t k, bool timed, Profile& profile)
 }
 
 // Fills what is known before the kernel runs; whether it can run (it
-// compiled and imports nothing forbidden). Counts the batch's shared
-// preparation against its first candidate.
-Result<bool> CpuTarget::Precheck(Batch& batch, size_t k, Profile& profile) const {
+// compiled and imports nothing forbidden).
+Result<Profile> CpuTarget::BuildProfileOf(Batch& batch, size_t k) const {
   const targets::EvalRequest& request = batch.requests[k];
   Built& built = batch.built[k];
+  Profile profile;
   profile.task = request.task->name;
   profile.shape = request.shape;
   profile.target = name();
@@ -416,7 +476,7 @@ Result<bool> CpuTarget::Precheck(Batch& batch, size_t k, Profile& profile) const
     profile.status = Verdict::kCompileError;
     profile.message = "the kernel does not compile (see the compile log)";
     profile.wall_seconds = NowSeconds() - built.started;
-    return false;
+    return profile;
   }
   bool allow_blas = !request.candidate.libraries.empty();  // a vendor anchor names its library
   auto forbidden = ForbiddenSymbolUse(built.main->library_path, allow_blas);
@@ -425,8 +485,12 @@ Result<bool> CpuTarget::Precheck(Batch& batch, size_t k, Profile& profile) const
     profile.status = Verdict::kForbidden;
     profile.message = **forbidden;
     profile.wall_seconds = NowSeconds() - built.started;
-    return false;
   }
+  return profile;
+}
+
+Status CpuTarget::Precheck(Batch& batch, size_t k, Profile& profile) {
+  if (auto s = Prepared(batch); !s) return s;
   Expected& expected = *batch.shared.expected;
   if (!expected.status()) return expected.status().error();
   // Drawn and computed once for the batch: counted where they were waited for.
@@ -434,7 +498,7 @@ Result<bool> CpuTarget::Precheck(Batch& batch, size_t k, Profile& profile) const
     profile.phase_seconds["inputs"] = expected.inputs_seconds();
     profile.phase_seconds["reference"] = expected.reference_seconds();
   }
-  return true;
+  return Ok{};
 }
 
 // After the kernel ran: the other shapes, then the score.

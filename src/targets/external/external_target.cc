@@ -171,15 +171,22 @@ class ExternalTarget : public targets::Target {
            fs::exists(task.reference_path(info_.file_extension), ec);
   }
 
-  std::vector<Result<Profile>> Evaluate(std::span<const targets::EvalRequest> requests,
-                                        const OnResult& on_result) override {
+  std::vector<Result<std::unique_ptr<targets::Built>>> Build(std::span<const targets::EvalRequest> requests) override {
+    std::vector<Result<std::unique_ptr<targets::Built>>> out;
+    for (const targets::EvalRequest& r : requests) {
+      auto built = Guarded([&] { return BuildOne(r); });
+      if (built)
+        out.push_back(std::unique_ptr<targets::Built>(std::move(*built)));
+      else
+        out.push_back(built.error());
+    }
+    return out;
+  }
+
+  std::vector<Result<Profile>> Run(std::span<targets::Built* const> built, const OnResult& on_result) override {
     std::vector<Result<Profile>> out;
-    for (size_t i = 0; i < requests.size(); ++i) {
-      try {
-        out.push_back(EvaluateOne(requests[i]));
-      } catch (const Json::exception& e) {  // a field of an answer of the wrong type
-        out.push_back(Error{std::string("the evaluator's answer has a field of the wrong type: ") + e.what()});
-      }
+    for (size_t i = 0; i < built.size(); ++i) {
+      out.push_back(Guarded([&] { return RunBuilt(static_cast<ExternalBuilt&>(*built[i])); }));
       if (on_result) on_result(i, out.back());
     }
     return out;
@@ -253,13 +260,13 @@ class ExternalTarget : public targets::Target {
   Result<targets::PairedResult> Compare(const targets::EvalRequest& a, const targets::EvalRequest& b) override {
     if (!compares_) return Error{"the " + info_.name + " evaluator does not time two kernels side by side"};
     try {
-      auto dir_a = Scratch(), dir_b = Scratch();
-      if (!dir_a) return dir_a.error();
-      if (!dir_b) return dir_b.error();
-      std::string artifact_a, artifact_b;
-      auto profile_a = EvaluateIn(a, (*dir_a)->path(), artifact_a);
+      auto built_a = BuildOne(a);
+      if (!built_a) return built_a.error();
+      auto built_b = BuildOne(b);
+      if (!built_b) return built_b.error();
+      auto profile_a = RunBuilt(**built_a);
       if (!profile_a) return profile_a.error();
-      auto profile_b = EvaluateIn(b, (*dir_b)->path(), artifact_b);
+      auto profile_b = RunBuilt(**built_b);
       if (!profile_b) return profile_b.error();
       targets::PairedResult result{*profile_a, *profile_b, std::nullopt};
       if (profile_a->status != Verdict::kOk || profile_b->status != Verdict::kOk) return result;
@@ -267,11 +274,11 @@ class ExternalTarget : public targets::Target {
       if (!bound) return bound.error();
       auto answer = Invoke({{"op", "compare"},
                             {"task", TaskJson(*bound)},
-                            {"artifacts", {artifact_a, artifact_b}},
+                            {"artifacts", {(*built_a)->artifact, (*built_b)->artifact}},
                             {"min_calls", options_.min_calls},
                             {"max_calls", options_.max_calls},
                             {"budget_seconds", options_.budget_seconds}},
-                           (*dir_a)->path());
+                           (*built_a)->dir->path());
       if (!answer) return answer.error();
       auto status = StatusOf(*answer, "compare",
                              {Verdict::kOk, Verdict::kRuntimeError, Verdict::kTimeout, Verdict::kResourceLimit});
@@ -335,46 +342,84 @@ class ExternalTarget : public targets::Target {
   // What samples are counted in, for messages.
   std::string Unit() const { return metric_ ? "'" + metric_->name + "'" : "seconds"; }
 
-  Result<Profile> EvaluateOne(const targets::EvalRequest& r) {
-    auto scratch = Scratch();
-    if (!scratch) return scratch.error();
-    std::string artifact;
-    return EvaluateIn(r, (*scratch)->path(), artifact);
+  // One kernel built in a folder of its own, with what its build answered.
+  struct ExternalBuilt : targets::Built {
+    const suite::Task* task_def = nullptr;  ///< outlives it, as an EvalRequest's task does
+    std::string shape;
+    std::unique_ptr<ScratchDir> dir;
+    Json task;             ///< the task at its shape, as requests carry it
+    std::string artifact;  ///< what the build answered, for check, time and compare
+    Profile profile;       ///< the build's part; the verdict when it did not build
+    double started = 0;
+    const Profile& BuildProfile() const override { return profile; }
+  };
+
+  // A field of an answer of the wrong type is the evaluator's fault, not the kernel's.
+  template <typename F>
+  static auto Guarded(F&& step) -> decltype(step()) {
+    try {
+      return step();
+    } catch (const Json::exception& e) {
+      return Error{std::string("the evaluator's answer has a field of the wrong type: ") + e.what()};
+    }
   }
 
-  // Builds, checks, times and scores one kernel in `dir`; `artifact` is what
-  // its build answered (for a comparison while `dir` lives).
-  Result<Profile> EvaluateIn(const targets::EvalRequest& r, const fs::path& dir, std::string& artifact) {
-    const double started = NowSeconds();
+  // Asks the evaluator to build one kernel in a fresh folder.
+  Result<std::unique_ptr<ExternalBuilt>> BuildOne(const targets::EvalRequest& r) {
+    auto built = std::make_unique<ExternalBuilt>();
+    built->task_def = r.task;
+    built->shape = r.shape;
+    built->started = NowSeconds();
+    auto scratch = Scratch();
+    if (!scratch) return scratch.error();
+    built->dir = std::move(*scratch);
     auto bound = suite::Bind(*r.task, r.shape);
     if (!bound) return bound.error();
-    auto counts = suite::CountRoofline(*bound);
-    if (!counts) return counts.error();
-    Profile profile;
+    Profile& profile = built->profile;
     profile.task = r.task->name;
     profile.shape = r.shape;
     profile.target = info_.name;
     profile.tolerance = r.task->tolerance;
     profile.seeds = options_.seeds;
     profile.counters.unavailable_reason = "not reported by the external evaluator";
-    if (options_.keep_work) profile.work_dir = dir.string();
-    const Json task = TaskJson(*bound);
+    if (options_.keep_work) profile.work_dir = built->dir->path().string();
+    built->task = TaskJson(*bound);
 
-    auto built = Invoke({{"op", "build"}, {"task", task}, {"source", r.candidate.source}}, dir);
-    if (!built) return built.error();
-    auto status = StatusOf(*built, "build", {Verdict::kOk, Verdict::kCompileError, Verdict::kForbidden});
+    auto answer = Invoke({{"op", "build"}, {"task", built->task}, {"source", r.candidate.source}}, built->dir->path());
+    if (!answer) return answer.error();
+    auto status = StatusOf(*answer, "build", {Verdict::kOk, Verdict::kCompileError, Verdict::kForbidden});
     if (!status) return status.error();
-    profile.compile_log = built->value("log", "");
-    profile.compile_seconds = built->value("seconds", 0.0);
-    if (*status != Verdict::kOk) return Ended(profile, *status, built->value("message", ""), started);
-    artifact = built->value("artifact", "");
-    if (artifact.empty()) return Error{"the evaluator answered 'build' ok without an artifact to check and time"};
+    profile.compile_log = answer->value("log", "");
+    profile.compile_seconds = answer->value("seconds", 0.0);
+    if (*status != Verdict::kOk) {
+      profile = Ended(profile, *status, answer->value("message", ""), built->started);
+      return built;
+    }
+    built->artifact = answer->value("artifact", "");
+    if (built->artifact.empty())
+      return Error{"the evaluator answered 'build' ok without an artifact to check and time"};
+    return built;
+  }
+
+  // Checks, times and scores a kernel that built.
+  Result<Profile> RunBuilt(ExternalBuilt& built) {
+    if (!built.ok()) return built.profile;
+    const suite::Task& task_def = *built.task_def;
+    const fs::path& dir = built.dir->path();
+    const Json& task = built.task;
+    const std::string& artifact = built.artifact;
+    const double started = built.started;
+    Profile profile = built.profile;
+    auto bound = suite::Bind(task_def, built.shape);
+    if (!bound) return bound.error();
+    auto counts = suite::CountRoofline(*bound);
+    if (!counts) return counts.error();
 
     auto checked = Invoke({{"op", "check"}, {"task", task}, {"artifact", artifact}, {"seeds", options_.seeds}}, dir);
     if (!checked) return checked.error();
-    status = StatusOf(*checked, "check",
-                      {Verdict::kOk, Verdict::kWrongAnswer, Verdict::kRuntimeError, Verdict::kTimeout,
-                       Verdict::kResourceLimit, Verdict::kForbidden});
+    auto status = StatusOf(*checked, "check",
+                           {Verdict::kOk, Verdict::kWrongAnswer, Verdict::kRuntimeError, Verdict::kTimeout,
+                            Verdict::kResourceLimit, Verdict::kForbidden});
     if (!status) return status.error();
     profile.run_log = checked->value("log", "");
     if (checked->contains("errors") && (*checked)["errors"].is_object()) {
@@ -388,10 +433,10 @@ class ExternalTarget : public targets::Target {
     // An ok it does not back: no call checked, or errors beyond the task's tolerance.
     const int checked_calls = checked->value("checked_calls", 0);
     if (checked_calls < 1) return Error{"the evaluator answered 'check' ok without a checked call"};
-    if (!profile.errors || !std::isfinite(profile.errors->rel_l2) || profile.errors->rel_l2 > r.task->tolerance)
+    if (!profile.errors || !std::isfinite(profile.errors->rel_l2) || profile.errors->rel_l2 > task_def.tolerance)
       return Error{fmt::format("the evaluator answered 'check' ok with errors.rel_l2 {} against a tolerance of {:.3g}",
                                profile.errors ? fmt::format("{:.3g}", profile.errors->rel_l2) : std::string("missing"),
-                               r.task->tolerance)};
+                               task_def.tolerance)};
     profile.checked_calls = checked_calls;
 
     auto timed = Time(task, artifact, dir, profile);
