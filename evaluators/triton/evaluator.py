@@ -66,6 +66,13 @@ class Worker:
             except (OSError, ValueError):
                 pass
 
+    def kill(self):
+        # It has answered and holds nothing worth a clean exit (its CUDA context may be broken).
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
     def stop(self):
         if self.proc is None:
             return
@@ -86,9 +93,7 @@ class Worker:
                 self.proc.stdin.flush()
             except OSError:
                 # It was gone before this request: start another, once.
-                self.proc.kill()
-                self.proc.wait()
-                self.proc = None
+                self.kill()
                 if attempt == 0:
                     continue
                 return died(request, "could not be started")
@@ -105,7 +110,7 @@ class Worker:
                 self.stop()
                 return {"error": "the worker answered what is not JSON: %r" % line[:400]}
             if answer.pop("restart", False):
-                self.stop()
+                self.kill()
             return answer
 
 
@@ -228,7 +233,8 @@ def describe(_request):
     }
 
 
-_modules = {}
+_modules = {}  # module name -> module, oldest first
+MODULES_KEPT = 64
 
 
 def load_kernel(path, task):
@@ -251,6 +257,8 @@ def load_kernel(path, task):
             del sys.modules[name]
             raise
         _modules[name] = module
+        while len(_modules) > MODULES_KEPT:
+            sys.modules.pop(_modules.pop(next(iter(_modules))).__name__, None)
     return _modules[name]
 
 
