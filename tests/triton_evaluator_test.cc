@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/json_io.h"
 #include "testing/run_command.h"
@@ -52,15 +53,36 @@ class TritonEvaluator : public ::testing::Test {
     }
   }
 
-  // The silu example at its test shape, as the engine sends a task.
-  Json Task() const {
+  // Request lines answered by one served adapter, in order.
+  std::vector<Json> Serve(const std::vector<Json>& requests, const std::string& pythonpath) {
+    std::string lines;
+    for (Json r : requests) {
+      r["protocol"] = 1;
+      if (!r.contains("work_dir")) r["work_dir"] = scratch_.path();
+      lines += r.dump() + "\n";
+    }
+    EXPECT_TRUE(WriteFile(scratch_.path() + "/lines", lines).ok());
+    auto run = testing::RunShell("PYTHONPATH=" + pythonpath + " " + kEvaluator + " --serve < " + scratch_.path() +
+                                 "/lines 2>/dev/null");
+    EXPECT_EQ(run.exit_code, 0) << run.out;
+    std::vector<Json> answers;
+    size_t at = 0;
+    for (size_t end; (end = run.out.find('\n', at)) != std::string::npos; at = end + 1)
+      answers.push_back(Json::parse(run.out.substr(at, end - at)));
+    EXPECT_EQ(answers.size(), requests.size()) << run.out;
+    answers.resize(requests.size(), Json::object());
+    return answers;
+  }
+
+  // The silu example as the engine sends a task, at M x N.
+  Json Task(int m = 61, int n = 1000) const {
     return {{"name", "silu"},
             {"dir", kRoot + "/evaluators/triton/suite/silu"},
             {"shape", "test"},
-            {"params", {{"M", 61}, {"N", 1000}}},
+            {"params", {{"M", m}, {"N", n}}},
             {"constants", Json::object()},
-            {"inputs", {{{"name", "x"}, {"dims", {61, 1000}}, {"elements", 61000}, {"dist", Normal()}}}},
-            {"outputs", {{{"name", "out"}, {"dims", {61, 1000}}, {"elements", 61000}, {"dist", Normal()}}}},
+            {"inputs", {{{"name", "x"}, {"dims", {m, n}}, {"elements", m * n}, {"dist", Normal()}}}},
+            {"outputs", {{{"name", "out"}, {"dims", {m, n}}, {"elements", m * n}, {"dist", Normal()}}}},
             {"tolerance", 2e-5}};
   }
   static Json Normal() { return {{"kind", "normal"}, {"a", 0}, {"b", 2}}; }
@@ -167,6 +189,80 @@ TEST_F(TritonEvaluator, ServesOneAnswerPerRequestLine) {
   EXPECT_EQ(answers[0]["status"], "forbidden");
   EXPECT_NE(answers[1].value("error", "").find("protocol 2"), std::string::npos) << answers[1].dump();
   EXPECT_EQ(answers[2]["status"], "forbidden");
+}
+
+// The harness's logic on testing/torch_stub (a pure-Python torch; no GPU):
+// every call gets fresh inputs and NaN outputs, checked calls are judged
+// against the reference, changed inputs are caught, a failing kernel's
+// worker is replaced, and two kernels are timed in pairs.
+TEST_F(TritonEvaluator, OnAStubTorchEveryCallIsPreparedAndJudged) {
+  const std::string stub = kRoot + "/testing/torch_stub";
+  const Json task = Task(3, 40);
+  struct Kernel {
+    std::string name, source, check, time;
+  };
+  const std::string silu = "    out.copy_(x / (1 + (-x).exp()))\n";
+  const std::vector<Kernel> kernels = {
+      {"honest", "def kernel(x, out):\n" + silu, "ok", "ok"},
+      {"unwritten", "def kernel(x, out):\n    pass\n", "wrong_answer", "wrong_answer"},
+      {"writes_input", "def kernel(x, out):\n" + silu + "    x.fill_(0.0)\n", "forbidden", "forbidden"},
+      {"remembers",
+       "_first = []\ndef kernel(x, out):\n    if not _first:\n        _first.append(x / (1 + (-x).exp()))\n"
+       "    out.copy_(_first[0])\n",
+       "wrong_answer", "wrong_answer"},
+      {"raises", "def kernel(x, out):\n    raise ValueError('no')\n", "runtime_error", "runtime_error"},
+  };
+  std::vector<Json> requests;
+  for (const Kernel& k : kernels) {
+    const std::string dir = scratch_.path() + "/" + k.name;
+    std::filesystem::create_directories(dir);
+    const std::string artifact = dir + "/kernel.py";
+    requests.push_back({{"op", "build"}, {"work_dir", dir}, {"task", task}, {"source", k.source}});
+    requests.push_back({{"op", "check"}, {"work_dir", dir}, {"task", task}, {"artifact", artifact}, {"seeds", 3}});
+    requests.push_back({{"op", "time"},
+                        {"work_dir", dir},
+                        {"task", task},
+                        {"artifact", artifact},
+                        {"min_calls", 5},
+                        {"max_calls", 7},
+                        {"budget_seconds", 0.01}});
+  }
+  const std::string honest = scratch_.path() + "/honest/kernel.py";
+  Json compare = {{"op", "compare"}, {"task", task},   {"artifacts", {honest, honest}},
+                  {"min_calls", 5},  {"max_calls", 7}, {"budget_seconds", 0.01}};
+  requests.push_back(compare);
+  compare["artifacts"] = {honest, scratch_.path() + "/remembers/kernel.py"};
+  requests.push_back(compare);
+  const std::vector<Json> answers = Serve(requests, stub);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    SCOPED_TRACE(kernels[i].name);
+    const Json &build = answers[3 * i], &check = answers[3 * i + 1], &time = answers[3 * i + 2];
+    EXPECT_EQ(build.value("status", ""), "ok") << build.dump();
+    EXPECT_EQ(check.value("status", ""), kernels[i].check) << check.dump();
+    EXPECT_EQ(time.value("status", ""), kernels[i].time) << time.dump();
+    if (check.value("status", "") != "ok") {
+      EXPECT_FALSE(check.value("message", "").empty()) << check.dump();
+      continue;
+    }
+    EXPECT_EQ(check["checked_calls"], 3);
+    EXPECT_LE(check["errors"]["rel_l2"].get<double>(), 2e-5);
+    ASSERT_EQ(time["series"].size(), 2u) << time.dump();
+    for (const Json& series : time["series"]) {
+      EXPECT_GE(series.size(), 5u);
+      EXPECT_LE(series.size(), 7u);
+      for (const Json& seconds : series) EXPECT_GT(seconds.get<double>(), 0);
+    }
+    EXPECT_EQ(time["checked_calls"], 4);
+  }
+  EXPECT_NE(answers[4].value("message", "").find("not finite"), std::string::npos) << answers[4].dump();
+  EXPECT_NE(answers[7].value("message", "").find("changed its input 'x'"), std::string::npos) << answers[7].dump();
+  EXPECT_NE(answers[13].value("log", "").find("ValueError: no"), std::string::npos) << answers[13].dump();
+  const Json& pairs = answers[answers.size() - 2];
+  ASSERT_EQ(pairs.value("status", ""), "ok") << pairs.dump();
+  EXPECT_GE(pairs["pairs"].size(), 5u);
+  const Json& wrong = answers.back();
+  EXPECT_EQ(wrong.value("status", ""), "runtime_error") << wrong.dump();
+  EXPECT_NE(wrong.value("message", "").find("kernel B was wrong"), std::string::npos) << wrong.dump();
 }
 
 }  // namespace
