@@ -200,8 +200,9 @@ def worker_main():
 
 def handle(request):
     import harness
-    problem = harness.environment_problem()
-    if problem and request["op"] != "build":
+    # A build checks the source first, before torch is imported (build() asks for the rest).
+    problem = harness.environment_problem() if request["op"] != "build" else None
+    if problem:
         return {"error": problem}
     return {"describe": describe, "build": build, "check": check, "time": time_kernel,
             "compare": compare}[request["op"]](request)
@@ -272,7 +273,8 @@ def compile_failure(e):
     return any(marker in frame.filename for frame in traceback.extract_tb(e.__traceback__))
 
 
-def first_line(e):
+def summary(e):
+    """The exception's type and the last line of its message (the cause, for Triton's compile errors)."""
     lines = [line for line in str(e).splitlines() if line.strip()]
     return (type(e).__name__ + ": " + (lines[-1] if lines else ""))[:400]
 
@@ -282,12 +284,12 @@ def failed_run(e, what):
     log = clip(traceback.format_exc())
     names = [cls.__name__ for cls in type(e).__mro__]
     if "OutOfMemoryError" in names or "out of memory" in str(e):
-        return {"status": "resource_limit", "message": "out of device memory %s: %s" % (what, first_line(e)),
+        return {"status": "resource_limit", "message": "out of device memory %s: %s" % (what, summary(e)),
                 "log": log, "restart": True}
     if compile_failure(e):
         return {"status": "runtime_error", "message": "Triton could not compile the kernel %s: %s" % (
-            what, first_line(e)), "log": log, "restart": True}
-    return {"status": "runtime_error", "message": "the kernel failed %s: %s" % (what, first_line(e)), "log": log,
+            what, summary(e)), "log": log, "restart": True}
+    return {"status": "runtime_error", "message": "the kernel failed %s: %s" % (what, summary(e)), "log": log,
             "restart": True}
 
 
@@ -314,7 +316,7 @@ def build(request):
     try:
         module = load_kernel(path, task)
     except Exception as e:
-        return {"status": "compile_error", "message": "the kernel module failed to import: %s" % first_line(e),
+        return {"status": "compile_error", "message": "the kernel module failed to import: %s" % summary(e),
                 "log": clip(traceback.format_exc()), "seconds": time.perf_counter() - start}
     # Triton compiles at the first call: make it here, so that a kernel that does not compile is a compile error.
     log = ""
@@ -325,7 +327,7 @@ def build(request):
     except Exception as e:
         if compile_failure(e):
             return {"status": "compile_error", "message": "Triton could not compile the kernel at its first call: "
-                    + first_line(e), "log": clip(traceback.format_exc()), "seconds": time.perf_counter() - start}
+                    + summary(e), "log": clip(traceback.format_exc()), "seconds": time.perf_counter() - start}
         # Not a compile failure: the check runs the kernel again and reports it.
         log = "the first call failed (the check reports it):\n" + clip(traceback.format_exc())
         restart = True
@@ -360,7 +362,7 @@ def check(request):
 
 
 def not_loaded(e):
-    return {"status": "runtime_error", "message": "the kernel module failed to load: " + first_line(e),
+    return {"status": "runtime_error", "message": "the kernel module failed to load: " + summary(e),
             "log": clip(traceback.format_exc())}
 
 

@@ -134,8 +134,9 @@ def _fma(torch, sms):
     run, flops = fma_peak.launcher(out, programs, 256)
     run()  # compiles
     one = _per_run(torch, run, 3)
-    # About 5 ms per run: long beside the launch, short beside the time limit.
-    iters = max(256, int(256 * 5e-3 / max(one, 1e-7)))
+    # About 5 ms per run: long beside the launch, short beside the time limit. A multiple
+    # of 16, as 256 is, so that Triton's specialization of integer arguments does not recompile.
+    iters = max(256, int(256 * 5e-3 / max(one, 1e-7)) // 16 * 16)
     run, flops = fma_peak.launcher(out, programs, iters)
     best, spread, settled = _rounds(lambda: _per_run(torch, run, 3))
     return flops / best / 1e9, spread, settled
