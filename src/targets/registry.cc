@@ -15,6 +15,12 @@ const std::vector<TargetKind>& RegisteredTargets() {
   return kinds;
 }
 
+std::string WhyUnavailable(const TargetKind& kind, const TargetSettings& settings) {
+  std::string why = kind.unavailable(settings);
+  if (why.empty() && kind.probe) why = kind.probe(settings);
+  return why;
+}
+
 Result<std::unique_ptr<Target>> MakeTarget(const std::string& name, const TargetSettings& settings) {
   std::string known;
   for (const TargetKind& kind : RegisteredTargets()) {

@@ -39,8 +39,16 @@ struct TargetKind {
   std::string summary;  ///< one line: kernel language and where it runs
   /// Why it cannot run here ("" when it can): a missing compiler, device or program.
   std::function<std::string(const TargetSettings&)> unavailable;
+  /// Why it cannot run here, found by starting it (an evaluator asked to
+  /// describe itself): slower than `unavailable`, so asked only where the
+  /// user asks which targets run (`accelopt targets`). Unset: `unavailable` says all.
+  std::function<std::string(const TargetSettings&)> probe;
   std::function<Result<std::unique_ptr<Target>>(const TargetSettings&)> make;
 };
+
+/// Why `kind` cannot run here ("" when it can): `unavailable`, then, when
+/// that finds nothing, `probe`. May start the target's programs; blocks.
+std::string WhyUnavailable(const TargetKind& kind, const TargetSettings& settings);
 
 /// Every registered target, in registration order.
 const std::vector<TargetKind>& RegisteredTargets();

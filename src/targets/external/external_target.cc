@@ -598,6 +598,15 @@ targets::TargetKind Registration() {
     if (FindProgram(command.front()).empty()) return "the evaluator program '" + command.front() + "' is not found";
     return std::string();
   };
+  // Asked to describe itself: an evaluator without its device or toolchain answers why.
+  kind.probe = [](const targets::TargetSettings& settings) {
+    ExternalOptions options;
+    options.command = EvaluatorOf(settings);
+    options.timeout_seconds = settings.timeout;
+    if (!settings.cache_dir.empty()) options.work_dir = settings.cache_dir + "/work";
+    auto target = MakeExternalTarget(options);
+    return target ? std::string() : target.error().message;
+  };
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
     ExternalOptions options;
     options.command = EvaluatorOf(settings);
