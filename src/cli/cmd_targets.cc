@@ -20,7 +20,8 @@ void RegisterTargets(CLI::App& app) {
     targets::TargetSettings settings;
     settings.evaluator = evaluator;
     for (const targets::TargetKind& kind : targets::RegisteredTargets()) {
-      const std::string why = kind.unavailable(settings);
+      std::string why = kind.unavailable(settings);
+      if (why.empty() && kind.probe) why = kind.probe(settings);
       out.push_back({{"name", kind.name}, {"summary", kind.summary}, {"available", why.empty()}, {"reason", why}});
       if (!json)
         fmt::print("{:<10} {:<14} {}\n", kind.name, why.empty() ? "available" : "unavailable",

@@ -39,6 +39,10 @@ struct TargetKind {
   std::string summary;  ///< one line: kernel language and where it runs
   /// Why it cannot run here ("" when it can): a missing compiler, device or program.
   std::function<std::string(const TargetSettings&)> unavailable;
+  /// Optional and slower: why it cannot run here, found by starting it (an
+  /// evaluator's answer to `describe`); "" when it can. `accelopt targets`
+  /// asks it when `unavailable` found nothing.
+  std::function<std::string(const TargetSettings&)> probe;
   std::function<Result<std::unique_ptr<Target>>(const TargetSettings&)> make;
 };
 

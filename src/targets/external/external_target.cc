@@ -553,6 +553,14 @@ targets::TargetKind Registration() {
     if (FindProgram(command.front()).empty()) return "the evaluator program '" + command.front() + "' is not found";
     return std::string();
   };
+  // The evaluator's own reason (no device, no toolchain) comes with its answer to `describe`.
+  kind.probe = [](const targets::TargetSettings& settings) {
+    ExternalOptions options;
+    options.command = EvaluatorOf(settings);
+    options.timeout_seconds = settings.timeout;
+    auto target = MakeExternalTarget(options);
+    return target ? std::string() : target.error().message;
+  };
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
     ExternalOptions options;
     options.command = EvaluatorOf(settings);
