@@ -25,19 +25,32 @@ std::vector<targets::Built*> Pointers(std::vector<Result<std::unique_ptr<targets
   return out;
 }
 
+// The scale fixture's task and baseline, and a cpu target for tests.
+class BuildRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto loaded = suite::LoadTask(kScaleTask);
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    task_ = std::move(*loaded);
+    auto source = ReadFile(task_.baseline_path(".cpp"));
+    ASSERT_TRUE(source);
+    baseline_ = *source;
+    target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch_));
+  }
+  testing::TempDir scratch_;
+  suite::Task task_;
+  const suite::Task* task = &task_;  // as requests name it
+  std::string baseline_;
+  std::unique_ptr<targets::Target> target;
+};
+
 // The cpu target: a build that fails is the candidate's verdict as soon as it
 // is built, before anything runs; one that builds is measured by Run, and the
 // candidates of one Build share the batch's reference outputs.
-TEST(BuildRun, TheCpuTargetBuildsFirstAndRunsWhatItBuilt) {
-  auto task = suite::LoadTask(kScaleTask);
-  ASSERT_TRUE(task) << task.error().message;
-  auto baseline = ReadFile(task->baseline_path(".cpp"));
-  ASSERT_TRUE(baseline);
-  testing::TempDir scratch;
-  auto target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
-  const targets::EvalRequest requests[] = {{&*task, "test", {*baseline, "baseline", {}}},
-                                           {&*task, "test", {"this is not C++", "broken", {}}},
-                                           {&*task, "test", {*baseline + "\n// again\n", "again", {}}}};
+TEST_F(BuildRun, TheCpuTargetBuildsFirstAndRunsWhatItBuilt) {
+  const targets::EvalRequest requests[] = {{task, "test", {baseline_, "baseline", {}}},
+                                           {task, "test", {"this is not C++", "broken", {}}},
+                                           {task, "test", {baseline_ + "\n// again\n", "again", {}}}};
   auto built = target->Build(requests);
   ASSERT_EQ(built.size(), 3u);
   auto pointers = Pointers(built);
@@ -67,15 +80,8 @@ TEST(BuildRun, TheCpuTargetBuildsFirstAndRunsWhatItBuilt) {
 
 // What one Build made for two shapes runs in any order: the batches share
 // the device's lock instead of waiting for each other.
-TEST(BuildRun, TwoShapesBuiltTogetherRunInEitherOrder) {
-  auto task = suite::LoadTask(kScaleTask);
-  ASSERT_TRUE(task) << task.error().message;
-  auto baseline = ReadFile(task->baseline_path(".cpp"));
-  ASSERT_TRUE(baseline);
-  testing::TempDir scratch;
-  auto target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
-  const targets::EvalRequest requests[] = {{&*task, "test", {*baseline, "a", {}}},
-                                           {&*task, "bench", {*baseline, "b", {}}}};
+TEST_F(BuildRun, TwoShapesBuiltTogetherRunInEitherOrder) {
+  const targets::EvalRequest requests[] = {{task, "test", {baseline_, "a", {}}}, {task, "bench", {baseline_, "b", {}}}};
   auto built = target->Build(requests);
   auto pointers = Pointers(built);
   ASSERT_EQ(pointers.size(), 2u);
@@ -90,15 +96,9 @@ TEST(BuildRun, TwoShapesBuiltTogetherRunInEitherOrder) {
 
 // Evaluate is Build then Run: an engine error of one build (here a shape the
 // task does not have) is that request's result, and the others are measured.
-TEST(BuildRun, EvaluateReportsEachRequestInItsPlace) {
-  auto task = suite::LoadTask(kScaleTask);
-  ASSERT_TRUE(task) << task.error().message;
-  auto baseline = ReadFile(task->baseline_path(".cpp"));
-  ASSERT_TRUE(baseline);
-  testing::TempDir scratch;
-  auto target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
-  const targets::EvalRequest requests[] = {{&*task, "nosuch", {*baseline, "baseline", {}}},
-                                           {&*task, "test", {*baseline, "baseline", {}}}};
+TEST_F(BuildRun, EvaluateReportsEachRequestInItsPlace) {
+  const targets::EvalRequest requests[] = {{task, "nosuch", {baseline_, "baseline", {}}},
+                                           {task, "test", {baseline_, "baseline", {}}}};
   std::vector<size_t> told;
   auto results = target->Evaluate(requests, [&](size_t k, const Result<Profile>&) { told.push_back(k); });
   ASSERT_EQ(results.size(), 2u);
