@@ -24,11 +24,14 @@ using testing::CommandRun;
 
 const std::string kSuite = " --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite";
 
+// Said at once: a machine with no hardware profile yet is not calibrated first.
 TEST(CliBadInput, ADirectoryAsTheKernelIsAnErrorNamingIt) {
-  testing::TempDir dir;
-  CommandRun run = Accelopt("eval silu " + dir.path() + " --shape test" + kSuite);
+  testing::TempDir dir, home;
+  CommandRun run = testing::RunShell("ACCELOPT_HOME=" + home.path() + " " + ACCELOPT_BINARY + " eval silu " +
+                                     dir.path() + " --shape test" + kSuite);
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find(dir.path() + ": is a directory"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("Calibrating"), std::string::npos) << run.out;
 }
 
 // A correct kernel with a Latin-1 comment on a line the compiler warns about,

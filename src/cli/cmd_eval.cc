@@ -36,8 +36,11 @@ void RegisterEval(CLI::App& app) {
     const suite::Task* task = SelectTasks(tasks, {task_name}).front();
     targets::TargetSettings settings = TargetSettingsFor(eval_flags);
     settings.keep_work = keep;
+    // A kernel file that cannot be read is said before the target is made (which may calibrate first).
+    Result<std::string> source = kernel_path.empty() ? Result<std::string>(std::string()) : ReadFile(kernel_path);
+    if (!source) throw Exit{kExitError, source.error().message};
     auto target = MakeTargetOrExit(settings, TargetNameFor(eval_flags, {task}));
-    auto source = kernel_path.empty() ? target->Baseline(*task) : ReadFile(kernel_path);
+    if (kernel_path.empty()) source = target->Baseline(*task);
     if (!source) throw Exit{kExitError, source.error().message};
     if (kernel_path.empty()) kernel_path = "baseline";
     targets::EvalRequest request{task, shape, {*source, kernel_path, libraries}};
