@@ -344,11 +344,24 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
   return Ok{};
 }
 
+// The fields a task.yaml may hold at its top level (docs/task-format.md): a
+// misspelt optional field is an error, never a setting silently left out.
+const std::vector<std::string>& KnownTopLevelFields() {
+  static const std::vector<std::string> known = {"name",       "kind",     "description", "family", "fib_definition",
+                                                 "provenance", "shapes",   "constants",   "inputs", "outputs",
+                                                 "tolerance",  "roofline", "code"};
+  return known;
+}
+
 Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::string& dir) {
   Task task;
   task.dir = fs::absolute(dir).lexically_normal().string();
   if (!task.dir.empty() && task.dir.back() == '/') task.dir.pop_back();
   if (!root.IsMap()) return f.Fail("(top level)", root, "expected a mapping");
+  const auto& known = KnownTopLevelFields();
+  for (const auto& item : root)
+    if (std::find(known.begin(), known.end(), item.first.Scalar()) == known.end())
+      return f.Fail(item.first.Scalar(), item.first, fmt::format("unknown field (known: {})", fmt::join(known, ", ")));
 
   auto name = f.Required(root, "name", "name");
   if (!name) return name.error();
@@ -362,6 +375,12 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
     task.family = family.Scalar();
     if (auto problem = NameProblem(task.family); !problem.empty())
       return f.Fail("family", family, "the family name " + problem);
+  }
+  if (const auto& fib = root["fib_definition"]; fib.IsDefined()) {
+    if (!fib.IsScalar()) return f.Fail("fib_definition", fib, "expected a FlashInfer-Bench definition name");
+    task.fib_definition = fib.Scalar();
+    if (auto problem = NameProblem(task.fib_definition); !problem.empty())
+      return f.Fail("fib_definition", fib, "the definition name " + problem);
   }
   if (const auto& prov = root["provenance"]; prov && prov.IsMap())
     for (const auto& item : prov) task.provenance[item.first.Scalar()] = Flatten(item.second);

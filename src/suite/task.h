@@ -75,6 +75,10 @@ struct Task {
   /// What kind of kernel it is (matmul, elementwise, ...): lessons learnt on
   /// one task are given first to planners of the same family. "" when not said.
   std::string family;
+  /// The name of the FlashInfer-Bench definition this task computes, with its
+  /// semantics and names ("" when it has none): `accelopt export fib` files
+  /// the task's kernels under it (docs/fib-export.md).
+  std::string fib_definition;
   std::map<std::string, std::string> provenance;  ///< model, shape, note (as text)
   std::map<std::string, Bindings> shapes;         ///< shape name -> parameters
   Bindings constants;                             ///< non-shape numbers (eps, ...)

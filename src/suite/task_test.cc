@@ -124,6 +124,31 @@ TEST_F(TaskFile, ErrorsNameFileFieldAndExpectation) {
 
 // A roofline that cannot be evaluated on a shape is refused when the task is
 // loaded, naming file, field and shape; it no longer leaves kernels unscored.
+// The FlashInfer-Bench definition is optional; a misspelt field at the top
+// level is refused with its name and line, not left out in silence.
+TEST_F(TaskFile, FibDefinitionIsOptionalAndUnknownFieldsAreRefused) {
+  auto plain = LoadTask(Write(kValid));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->fib_definition, "");
+
+  std::string yaml = kValid;
+  yaml.insert(yaml.find("provenance:"), "fib_definition: gqa_paged_decode_h32_kv4_d128_ps1\n");
+  auto named = LoadTask(Write(yaml, "named"));
+  ASSERT_FALSE(named.ok());  // the name must still equal the folder
+  yaml.replace(0, yaml.find('\n'), "name: named");
+  named = LoadTask(Write(yaml, "named"));
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  EXPECT_EQ(named->fib_definition, "gqa_paged_decode_h32_kv4_d128_ps1");
+
+  std::string e = ErrorFor("provenance:", "fib_defintion: x\nprovenance:");
+  EXPECT_NE(e.find("field 'fib_defintion' (line 3): unknown field (known: "), std::string::npos) << e;
+  EXPECT_NE(e.find("fib_definition"), std::string::npos) << e;
+  e = ErrorFor("provenance:", "fib_definition: 'a b'\nprovenance:");
+  EXPECT_NE(e.find("field 'fib_definition' (line 3): the definition name holds ' '"), std::string::npos) << e;
+  e = ErrorFor("provenance:", "fib_definition: [a, b]\nprovenance:");
+  EXPECT_NE(e.find("field 'fib_definition'"), std::string::npos) << e;
+}
+
 TEST_F(TaskFile, ARooflineThatFailsWhenEvaluatedIsRefused) {
   std::string e = ErrorFor("min_bytes: 4*(M*K + K*N + M*N)", "min_bytes: 4*(2*M*N)/(M-M)");
   EXPECT_NE(e.find("task.yaml: field 'roofline.min_bytes' (line 17)"), std::string::npos) << e;
