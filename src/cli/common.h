@@ -62,5 +62,6 @@ void RegisterBench(CLI::App& app);
 void RegisterLlm(CLI::App& app);
 void RegisterOptimize(CLI::App& app);
 void RegisterStoreCommands(CLI::App& app);
+void RegisterExport(CLI::App& app);
 
 }  // namespace accelopt::cli

@@ -1,0 +1,378 @@
+#include "run/fib_export.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/hash.h"
+#include "core/text.h"
+
+namespace accelopt::run {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMaxLog = 4000;
+constexpr size_t kMaxPlan = 4000;
+
+// FlashInfer-Bench writes non-finite floats as strings (pydantic's
+// ser_json_inf_nan="strings"); JSON itself has no such numbers.
+Json Number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+std::string Clip(const std::string& text, size_t limit) {
+  return text.size() <= limit ? text : text.substr(0, limit) + "\n[... cut]";
+}
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// Accelopt's own figures, kept where FlashInfer-Bench's correctness has room for extras.
+Json CorrectnessJson(const Profile& p) {
+  Json extra = {{"tolerance_relative_l2", p.tolerance}, {"seeds", p.seeds}, {"checked_calls", p.checked_calls}};
+  if (!p.errors) {
+    extra["compared"] = false;
+    return {{"max_relative_error", 0.0}, {"max_absolute_error", 0.0}, {"extra", extra}};
+  }
+  const ErrorStats& e = *p.errors;
+  extra["relative_l2_error"] = Number(e.rel_l2);
+  extra["nan_count"] = e.nan_count;
+  extra["inf_count"] = e.inf_count;
+  extra["elements"] = e.elements;
+  if (e.bounded) {
+    extra["elements_over_bound"] = e.over_bound;
+    extra["worst_error_to_bound"] = Number(e.worst_ratio);
+  }
+  // Accelopt measures no element-wise relative error: its relative figure is
+  // the norm-wise ||out - ref|| / ||ref||, which FlashInfer-Bench's filters then compare.
+  return {{"max_relative_error", Number(e.rel_l2)}, {"max_absolute_error", Number(e.max_abs)}, {"extra", extra}};
+}
+
+std::string LogOf(const Candidate& c, const FibTraceContext& context) {
+  const Profile& p = c.profile;
+  std::string log = fmt::format("{}: accelopt verdict {} on target {}, shape {}", context.where, VerdictName(p.status),
+                                p.target, p.shape);
+  if (!p.message.empty()) log += ": " + p.message;
+  if (p.latency)
+    log += fmt::format("\nmedian of {} timed calls (spread {:.1f}%), {} seeds, {} checked calls", p.latency->calls,
+                       100 * p.latency->spread, p.seeds, p.checked_calls);
+  if (!p.conditions.empty()) log += "\nconditions: " + p.conditions;
+  if (p.status != Verdict::kOk) {
+    if (!p.compile_log.empty()) log += "\ncompile log:\n" + p.compile_log;
+    if (!p.run_log.empty()) log += "\nrun log:\n" + p.run_log;
+  }
+  return Clip(log, kMaxLog);
+}
+
+// The hardware the run measured on, as the run's recorded profile names it.
+std::string HardwareOf(const Json& config, const Candidate& c) {
+  const Json hardware = config.is_object() ? config.value("hardware", Json(nullptr)) : Json(nullptr);
+  if (hardware.is_object()) {
+    if (hardware.contains("machine") && hardware["machine"].is_object()) {
+      const std::string model = hardware["machine"].value("cpu_model", "");
+      if (!model.empty()) return model;
+    }
+    for (const char* key : {"device_name", "gpu", "name", "fingerprint"})
+      if (hardware.contains(key) && hardware[key].is_string() && !hardware[key].get<std::string>().empty())
+        return hardware[key].get<std::string>();
+  }
+  if (c.profile.scored_against && !c.profile.scored_against->fingerprint.empty())
+    return c.profile.scored_against->fingerprint;
+  return c.profile.target;
+}
+
+std::string SolutionName(const std::string& task, int64_t run_id, int64_t candidate_id) {
+  return fmt::format("accelopt-{}-run{}-c{}", task, run_id, candidate_id);
+}
+
+struct SolutionInput {
+  const Candidate* candidate;
+  const suite::Task* task;
+  const suite::BoundTask* bound;
+  FibLanguage language;
+  std::string definition, name, author, hardware;
+  int64_t run_id;
+  bool baseline;
+};
+
+Json SolutionJson(const SolutionInput& in) {
+  const Candidate& c = *in.candidate;
+  std::string description =
+      in.baseline ? fmt::format("The baseline of accelopt task {} (run {}, candidate {}): the starting kernel.",
+                                in.task->name, in.run_id, c.id)
+                  : fmt::format("{} (accelopt run {}, task {}, candidate {}, iteration {})", FirstLine(c.plan),
+                                in.run_id, in.task->name, c.id, c.iteration);
+  // The rest of the plan, below the line the description starts with.
+  const size_t body = c.plan.find('\n');
+  if (!in.baseline && body != std::string::npos && !Trim(c.plan.substr(body)).empty())
+    description += "\n\n" + Clip(Trim(c.plan.substr(body)), kMaxPlan);
+  if (in.language.shape_header)
+    description += "\n\nThe kernel is compiled with shape.h included first (-include shape.h): the shape is constant.";
+  Json sources = Json::array({{{"path", in.language.file}, {"content", c.code}}});
+  if (in.language.shape_header) sources.push_back({{"path", "shape.h"}, {"content", in.bound->ShapeHeader()}});
+  return {{"name", in.name},
+          {"definition", in.definition},
+          {"author", in.author},
+          {"description", description},
+          {"spec",
+           {{"language", in.language.language},
+            {"target_hardware", Json::array({in.hardware})},
+            {"entry_point", in.language.file + "::kernel"},
+            {"dependencies", Json::array()},
+            {"destination_passing_style", true}}},
+          {"sources", sources}};
+}
+
+// Replaces the lines of `path` that are traces of `solutions` with `lines`;
+// other lines (another run's traces, lines it cannot read) stay as they were.
+Status MergeTraces(const std::string& path, const std::set<std::string>& solutions, const std::vector<Json>& lines) {
+  std::string text;
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    auto old = ReadFile(path);
+    if (!old) return old.error();
+    std::istringstream in(*old);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
+      const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object() && j.contains("solution") && j["solution"].is_string() &&
+          solutions.count(j["solution"].get<std::string>()))
+        continue;
+      text += line + "\n";
+    }
+  }
+  for (const Json& j : lines) text += DumpJson(j) + "\n";
+  return WriteFile(path, text);
+}
+
+Status MakeDirs(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{"cannot create the folder " + dir.string() + ": " + ec.message()};
+  return Ok{};
+}
+
+// The baseline (the candidate iteration 0 began from) and the fastest ok
+// candidate of one task, as `accelopt show` chooses it.
+struct Chosen {
+  const Candidate* baseline = nullptr;
+  const Candidate* best = nullptr;
+};
+Chosen Choose(const std::vector<const Candidate*>& candidates) {
+  Chosen out;
+  for (const Candidate* c : candidates) {
+    if (!out.baseline && c->iteration == 0 && c->plan.empty()) out.baseline = c;
+    if (c->ok() && (!out.best || c->latency() < out.best->latency())) out.best = c;
+  }
+  return out;
+}
+
+struct RunContext {
+  const store::RunInfo* run;
+  const FibExportOptions* options;
+};
+
+// Exports one task; a skip comes back as the reason, an I/O failure as an Error.
+Result<std::optional<FibTaskExport>> ExportTask(const RunContext& rc, const suite::Task& task,
+                                                const std::vector<const Candidate*>& candidates, std::string& skipped) {
+  const FibExportOptions& options = *rc.options;
+  if (task.kind == suite::TaskKind::kCode) {
+    skipped = "a code task: its candidates change a code base and are not kernels";
+    return std::optional<FibTaskExport>();
+  }
+  const Chosen chosen = Choose(candidates);
+  if (!chosen.best) {
+    skipped = "no ok kernel";
+    return std::optional<FibTaskExport>();
+  }
+  if (!chosen.baseline || !chosen.baseline->ok()) {
+    skipped = "its baseline is not an ok measurement, so there is no reference latency";
+    return std::optional<FibTaskExport>();
+  }
+  const Candidate& best = *chosen.best;
+  const Candidate& baseline = *chosen.baseline;
+  auto language = FibLanguageFor(best.profile.target);
+  if (!language) {
+    skipped = "target " + best.profile.target + " has no FlashInfer-Bench language";
+    return std::optional<FibTaskExport>();
+  }
+  auto bound = suite::Bind(task, best.profile.shape);
+  if (!bound) {
+    skipped = bound.error().message;
+    return std::optional<FibTaskExport>();
+  }
+
+  FibTaskExport out;
+  out.task = task.name;
+  out.definition = task.fib_definition.empty() ? task.name : task.fib_definition;
+  out.definition_is_task_name = task.fib_definition.empty();
+  out.baseline_id = baseline.id;
+  out.best_id = best.id;
+  out.speedup = baseline.latency() / best.latency();
+
+  const std::string hardware = HardwareOf(rc.run->config, best);
+  const std::string op_type = task.family.empty() ? "uncategorized" : task.family;
+  const fs::path root(options.out_dir);
+  const fs::path solutions_dir = root / "solutions" / options.author / op_type / out.definition;
+  const fs::path traces_dir = root / "traces" / options.author / op_type;
+  for (const auto& dir : {solutions_dir, traces_dir})
+    if (auto s = MakeDirs(dir); !s) return s.error();
+
+  Json libs = Json::object();
+  if (!options.version.empty()) libs["accelopt"] = options.version;
+  const Json workload = FibWorkloadJson(*bound);
+  std::vector<const Candidate*> exported = {&baseline};
+  if (best.id != baseline.id) exported.push_back(&best);
+  std::set<std::string> names;
+  std::vector<Json> traces;
+  for (const Candidate* c : exported) {
+    const bool is_baseline = c == &baseline;
+    SolutionInput in{c,
+                     &task,
+                     &*bound,
+                     *language,
+                     out.definition,
+                     SolutionName(task.name, rc.run->id, c->id),
+                     options.author,
+                     hardware,
+                     rc.run->id,
+                     is_baseline};
+    const fs::path file = solutions_dir / (in.name + ".json");
+    if (auto s = WriteFile(file.string(), DumpJson(SolutionJson(in), 2) + "\n"); !s) return s.error();
+    out.files.push_back(fs::relative(file, root).string());
+    names.insert(in.name);
+    FibTraceContext context{
+        out.definition,
+        in.name,
+        workload,
+        baseline.latency(),
+        hardware,
+        libs,
+        rc.run->created_at,
+        is_baseline ? fmt::format("accelopt run {}, candidate {} (baseline)", rc.run->id, c->id)
+                    : fmt::format("accelopt run {}, candidate {} (iteration {})", rc.run->id, c->id, c->iteration)};
+    traces.push_back(FibTraceJson(*c, context));
+  }
+  const fs::path trace_file = traces_dir / (out.definition + ".jsonl");
+  if (auto s = MergeTraces(trace_file.string(), names, traces); !s) return s.error();
+  out.files.push_back(fs::relative(trace_file, root).string());
+  return std::optional<FibTaskExport>(std::move(out));
+}
+
+}  // namespace
+
+const char* FibStatus(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kOk:
+      return "PASSED";
+    case Verdict::kWrongAnswer:
+      return "INCORRECT_NUMERICAL";
+    case Verdict::kCompileError:
+      return "COMPILE_ERROR";
+    case Verdict::kTimeout:
+      return "TIMEOUT";
+    case Verdict::kRuntimeError:
+    case Verdict::kResourceLimit:
+    case Verdict::kSuspect:
+    case Verdict::kForbidden:
+      return "RUNTIME_ERROR";
+  }
+  return "RUNTIME_ERROR";
+}
+
+std::optional<FibLanguage> FibLanguageFor(const std::string& target) {
+  if (target == "cpu") return FibLanguage{"cpp", "kernel.cpp", true};
+  if (target == "cuda") return FibLanguage{"cuda", "kernel.cu", true};
+  if (target == "triton") return FibLanguage{"triton", "kernel.py", false};
+  if (target == "python") return FibLanguage{"python", "kernel.py", false};
+  return std::nullopt;
+}
+
+std::string FibWorkloadUuid(const suite::Task& task, const std::string& shape, const suite::Bindings& params) {
+  std::string key = "accelopt workload\n" + task.name + "\n" + shape + "\n";
+  for (const auto& [name, value] : params) key += fmt::format("{}={}\n", name, value);
+  const std::string hex = Hex64(Fnv1a64(key)) + Hex64(SplitMix64(Fnv1a64(key, 0x84222325cbf29ce4ULL)));
+  std::string u = hex;
+  u[12] = '8';                                                        // version 8: custom
+  u[16] = "89ab"[std::stoi(std::string(1, u[16]), nullptr, 16) & 3];  // variant 10xx
+  return u.substr(0, 8) + "-" + u.substr(8, 4) + "-" + u.substr(12, 4) + "-" + u.substr(16, 4) + "-" + u.substr(20);
+}
+
+Json FibWorkloadJson(const suite::BoundTask& bound) {
+  Json axes = Json::object(), inputs = Json::object();
+  for (const auto& [name, value] : bound.params) axes[name] = static_cast<long>(value);
+  for (const auto& t : bound.inputs) inputs[t.name] = {{"type", "random"}};
+  for (const auto& [name, value] : bound.task->constants) inputs[name] = {{"type", "scalar"}, {"value", value}};
+  return {{"uuid", FibWorkloadUuid(*bound.task, bound.shape_name, bound.params)}, {"axes", axes}, {"inputs", inputs}};
+}
+
+Json FibTraceJson(const Candidate& c, const FibTraceContext& context) {
+  const Profile& p = c.profile;
+  const std::string status = FibStatus(p.status);
+  Json evaluation = {{"status", status},
+                     {"log", LogOf(c, context)},
+                     {"environment", {{"hardware", context.hardware}, {"libs", context.libs}}},
+                     {"timestamp", context.timestamp}};
+  if (status == "PASSED" || status == "INCORRECT_NUMERICAL") evaluation["correctness"] = CorrectnessJson(p);
+  if (status == "PASSED" && p.latency && p.latency->median_s > 0) {
+    const double latency_ms = 1e3 * p.latency->median_s, reference_ms = 1e3 * context.reference_latency_s;
+    evaluation["performance"] = {{"latency_ms", latency_ms},
+                                 {"reference_latency_ms", reference_ms},
+                                 {"speedup_factor", reference_ms / latency_ms}};
+  }
+  return {{"definition", context.definition},
+          {"workload", context.workload},
+          {"solution", context.solution},
+          {"evaluation", evaluation}};
+}
+
+Result<FibExportReport> ExportFib(store::Store& store, const std::vector<suite::Task>& tasks,
+                                  const FibExportOptions& options) {
+  if (options.author.empty() || options.author.find_first_of("/\\") != std::string::npos || options.author == "." ||
+      options.author == "..")
+    return Error{"the author '" + options.author + "' must be a plain name: it names a folder"};
+  auto run = store.GetRun(options.run_id);
+  if (!run) return run.error();
+  if (!*run) return Error{fmt::format("no run {}", options.run_id)};
+  auto candidates = store.ListCandidates(options.run_id, "");
+  if (!candidates) return candidates.error();
+  // The run's tasks in the order it optimized them.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const Candidate*>> by_task;
+  for (const auto& stored : *candidates) {
+    if (!by_task.count(stored.task)) order.push_back(stored.task);
+    by_task[stored.task].push_back(&stored.candidate);
+  }
+  FibExportReport report;
+  const RunContext rc{&**run, &options};
+  for (const std::string& name : order) {
+    const suite::Task* task = nullptr;
+    for (const auto& t : tasks)
+      if (t.name == name) task = &t;
+    if (!task) {
+      report.skipped.push_back(name + ": not in the suite (its task.yaml gives the definition and the axes)");
+      continue;
+    }
+    std::string skipped;
+    auto exported = ExportTask(rc, *task, by_task[name], skipped);
+    if (!exported) return Error{"task " + name + ": " + exported.error().message};
+    if (*exported)
+      report.tasks.push_back(std::move(**exported));
+    else
+      report.skipped.push_back(name + ": " + skipped);
+  }
+  if (report.tasks.empty()) {
+    std::string why = order.empty() ? "it holds no candidates" : "";
+    for (const auto& s : report.skipped) why += (why.empty() ? "" : "; ") + s;
+    return Error{fmt::format("run {} has nothing to export ({})", options.run_id, why)};
+  }
+  return report;
+}
+
+}  // namespace accelopt::run
