@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -462,6 +463,15 @@ TEST_F(FibExport, TheCommandWritesAndFailsClearly) {
   EXPECT_EQ(no_db.exit_code, 1) << no_db.out;
   EXPECT_EQ(testing::Accelopt("export fib " + std::to_string(run) + db).exit_code, 2);  // DIR missing
   EXPECT_EQ(testing::Accelopt("export").exit_code, 2);
+
+  // `tasks --json` says which definition a task names.
+  auto listed = testing::Accelopt("tasks --json --shape test --suite " + suite_);
+  ASSERT_EQ(listed.exit_code, 0) << listed.out;
+  const Json list = Json::parse(listed.out.substr(listed.out.find('[')));
+  std::map<std::string, Json> definitions;
+  for (const Json& t : list) definitions[t["task"]] = t["fib_definition"];
+  EXPECT_EQ(definitions["scale"], "scale_m_n_f32");
+  EXPECT_TRUE(definitions["plain"].is_null());
   EXPECT_EQ(testing::Accelopt("export fob 1 x").exit_code, 2);
 }
 

@@ -90,7 +90,8 @@ void RegisterTasks(CLI::App& app) {
                        {"min_bytes", counts->min_bytes},
                        {"bound", t.bound},
                        {"roofline_seconds", t.seconds},
-                       {"provenance", task.provenance}});
+                       {"provenance", task.provenance},
+                       {"fib_definition", task.fib_definition.empty() ? Json(nullptr) : Json(task.fib_definition)}});
       } else {
         fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", task.name + (fits ? "" : " (!)"), t.bound,
                    FormatSeconds(t.seconds), suite::ShapeText(bound->params), task.description);
