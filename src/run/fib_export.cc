@@ -178,45 +178,42 @@ struct RunContext {
   const FibExportOptions* options;
 };
 
-// Exports one task; a skip comes back as the reason, an I/O failure as an Error.
-Result<std::optional<FibTaskExport>> ExportTask(const RunContext& rc, const suite::Task& task,
-                                                const std::vector<const Candidate*>& candidates, std::string& skipped) {
-  const FibExportOptions& options = *rc.options;
-  if (task.kind == suite::TaskKind::kCode) {
-    skipped = "a code task: its candidates change a code base and are not kernels";
-    return std::optional<FibTaskExport>();
-  }
-  const Chosen chosen = Choose(candidates);
-  if (!chosen.best) {
-    skipped = "no ok kernel";
-    return std::optional<FibTaskExport>();
-  }
-  if (!chosen.baseline || !chosen.baseline->ok()) {
-    skipped = "its baseline is not an ok measurement, so there is no reference latency";
-    return std::optional<FibTaskExport>();
-  }
-  const Candidate& best = *chosen.best;
-  const Candidate& baseline = *chosen.baseline;
-  auto language = FibLanguageFor(best.profile.target);
-  if (!language) {
-    skipped = "target " + best.profile.target + " has no FlashInfer-Bench language";
-    return std::optional<FibTaskExport>();
-  }
-  auto bound = suite::Bind(task, best.profile.shape);
-  if (!bound) {
-    skipped = bound.error().message;
-    return std::optional<FibTaskExport>();
-  }
+// What one task's export is made of.
+struct Exportable {
+  const Candidate* baseline = nullptr;
+  const Candidate* best = nullptr;
+  FibLanguage language;
+  suite::BoundTask bound;
+};
 
+// Why the task cannot be exported, or "" with `out` filled.
+std::string WhyNot(const suite::Task& task, const std::vector<const Candidate*>& candidates, Exportable& out) {
+  if (task.kind == suite::TaskKind::kCode) return "a code task: its candidates change a code base and are not kernels";
+  const Chosen chosen = Choose(candidates);
+  if (!chosen.best) return "no ok kernel";
+  if (!chosen.baseline || !chosen.baseline->ok())
+    return "its baseline is not an ok measurement, so there is no reference latency";
+  auto language = FibLanguageFor(chosen.best->profile.target);
+  if (!language) return "target " + chosen.best->profile.target + " has no FlashInfer-Bench language";
+  auto bound = suite::Bind(task, chosen.best->profile.shape);
+  if (!bound) return bound.error().message;
+  out = {chosen.baseline, chosen.best, *language, *bound};
+  return "";
+}
+
+// Writes the task's solutions and merges its traces; an I/O failure is an Error.
+Result<FibTaskExport> WriteTask(const RunContext& rc, const suite::Task& task, const Exportable& e) {
+  const FibExportOptions& options = *rc.options;
+  const Candidate& baseline = *e.baseline;
   FibTaskExport out;
   out.task = task.name;
   out.definition = task.fib_definition.empty() ? task.name : task.fib_definition;
   out.definition_is_task_name = task.fib_definition.empty();
   out.baseline_id = baseline.id;
-  out.best_id = best.id;
-  out.speedup = baseline.latency() / best.latency();
+  out.best_id = e.best->id;
+  out.speedup = baseline.latency() / e.best->latency();
 
-  const std::string hardware = HardwareOf(rc.run->config, best);
+  const std::string hardware = HardwareOf(rc.run->config, *e.best);
   const std::string op_type = task.family.empty() ? "uncategorized" : task.family;
   const fs::path root(options.out_dir);
   const fs::path solutions_dir = root / "solutions" / options.author / op_type / out.definition;
@@ -226,43 +223,37 @@ Result<std::optional<FibTaskExport>> ExportTask(const RunContext& rc, const suit
 
   Json libs = Json::object();
   if (!options.version.empty()) libs["accelopt"] = options.version;
-  const Json workload = FibWorkloadJson(*bound);
+  const Json workload = FibWorkloadJson(e.bound);
   std::vector<const Candidate*> exported = {&baseline};
-  if (best.id != baseline.id) exported.push_back(&best);
+  if (e.best->id != baseline.id) exported.push_back(e.best);
   std::set<std::string> names;
   std::vector<Json> traces;
   for (const Candidate* c : exported) {
     const bool is_baseline = c == &baseline;
-    SolutionInput in{c,
-                     &task,
-                     &*bound,
-                     *language,
-                     out.definition,
-                     SolutionName(task.name, rc.run->id, c->id),
-                     options.author,
-                     hardware,
-                     rc.run->id,
-                     is_baseline};
+    const SolutionInput in{c,
+                           &task,
+                           &e.bound,
+                           e.language,
+                           out.definition,
+                           SolutionName(task.name, rc.run->id, c->id),
+                           options.author,
+                           hardware,
+                           rc.run->id,
+                           is_baseline};
     const fs::path file = solutions_dir / (in.name + ".json");
     if (auto s = WriteFile(file.string(), DumpJson(SolutionJson(in), 2) + "\n"); !s) return s.error();
     out.files.push_back(fs::relative(file, root).string());
     names.insert(in.name);
-    FibTraceContext context{
-        out.definition,
-        in.name,
-        workload,
-        baseline.latency(),
-        hardware,
-        libs,
-        rc.run->created_at,
+    const std::string where =
         is_baseline ? fmt::format("accelopt run {}, candidate {} (baseline)", rc.run->id, c->id)
-                    : fmt::format("accelopt run {}, candidate {} (iteration {})", rc.run->id, c->id, c->iteration)};
-    traces.push_back(FibTraceJson(*c, context));
+                    : fmt::format("accelopt run {}, candidate {} (iteration {})", rc.run->id, c->id, c->iteration);
+    traces.push_back(FibTraceJson(
+        *c, {out.definition, in.name, workload, baseline.latency(), hardware, libs, rc.run->created_at, where}));
   }
   const fs::path trace_file = traces_dir / (out.definition + ".jsonl");
   if (auto s = MergeTraces(trace_file.string(), names, traces); !s) return s.error();
   out.files.push_back(fs::relative(trace_file, root).string());
-  return std::optional<FibTaskExport>(std::move(out));
+  return out;
 }
 
 }  // namespace
@@ -359,13 +350,14 @@ Result<FibExportReport> ExportFib(store::Store& store, const std::vector<suite::
       report.skipped.push_back(name + ": not in the suite (its task.yaml gives the definition and the axes)");
       continue;
     }
-    std::string skipped;
-    auto exported = ExportTask(rc, *task, by_task[name], skipped);
+    Exportable exportable;
+    if (std::string why = WhyNot(*task, by_task[name], exportable); !why.empty()) {
+      report.skipped.push_back(name + ": " + why);
+      continue;
+    }
+    auto exported = WriteTask(rc, *task, exportable);
     if (!exported) return Error{"task " + name + ": " + exported.error().message};
-    if (*exported)
-      report.tasks.push_back(std::move(**exported));
-    else
-      report.skipped.push_back(name + ": " + skipped);
+    report.tasks.push_back(std::move(*exported));
   }
   if (report.tasks.empty()) {
     std::string why = order.empty() ? "it holds no candidates" : "";
