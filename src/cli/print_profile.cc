@@ -65,6 +65,7 @@ void PrintProfile(const Profile& p, bool verbose) {
     if (!p.run_log.empty()) fmt::print("\n{}", p.run_log);
   }
   if (verbose && !p.vectorization_report.empty()) fmt::print("\n--- vectorization report\n{}", p.vectorization_report);
+  if (verbose && !p.register_report.empty()) fmt::print("\n--- register report (ptxas)\n{}", p.register_report);
   if (verbose && !p.not_vectorized.empty()) fmt::print("\n--- loops not vectorized\n{}", p.not_vectorized);
 }
 

@@ -49,7 +49,8 @@ Json Profile::ToJson() const {
               {"cached", compile_cached},
               {"log", compile_log},
               {"vectorization_report", vectorization_report},
-              {"not_vectorized", not_vectorized}}},
+              {"not_vectorized", not_vectorized},
+              {"register_report", register_report}}},
             {"run_log", run_log},
             {"seeds", seeds},
             {"checked_calls", checked_calls},
@@ -147,6 +148,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
       p.compile_log = c.value("log", "");
       p.vectorization_report = c.value("vectorization_report", "");
       p.not_vectorized = c.value("not_vectorized", "");
+      p.register_report = c.value("register_report", "");
     }
     p.seeds = j.value("seeds", 0);
     p.checked_calls = j.value("checked_calls", 0);

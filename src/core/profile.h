@@ -91,6 +91,7 @@ struct Profile {
   std::string compile_log;           ///< compiler diagnostics (truncated)
   std::string vectorization_report;  ///< compiler vectorization remarks (truncated)
   std::string not_vectorized;        ///< the kernel's loops the compiler did not vectorize, and why
+  std::string register_report;       ///< a GPU compiler's registers, spills and shared memory per function
   std::string run_log;               ///< the child's stdout and stderr (truncated)
   std::string phase;                 ///< where a failing child was (e.g. "correctness call, seed 1")
   std::string work_dir;              ///< the evaluation's folder, when kept for debugging

@@ -2,6 +2,7 @@
 
 #include "targets/code/code_target.h"
 #include "targets/cpu/register.h"
+#include "targets/cuda/cuda_target.h"
 #include "targets/external/external_target.h"
 
 namespace accelopt::targets {
@@ -11,6 +12,7 @@ const std::vector<TargetKind>& RegisteredTargets() {
       cpu::Registration(),
       external::Registration(),
       code::Registration(),
+      cuda::Registration(),
   };
   return kinds;
 }

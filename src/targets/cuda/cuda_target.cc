@@ -1,0 +1,410 @@
+#include "targets/cuda/cuda_target.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "core/clock.h"
+#include "core/json_io.h"
+#include "core/paths.h"
+#include "core/scratch.h"
+#include "eval/compare.h"
+#include "eval/perturb.h"
+#include "eval/sandbox.h"
+#include "eval/stats.h"
+#include "targets/cpu/calls.h"
+#include "targets/cpu/expected.h"
+#include "targets/cpu/register.h"
+
+namespace accelopt::cuda {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kNotScored =
+    "not scored: the cuda target has no GPU calibration yet (HBM bandwidth, tensor-core and FMA peaks)";
+
+class CudaBuilt : public targets::Built {
+ public:
+  const Profile& BuildProfile() const override { return profile_; }
+  Profile profile_;
+  const suite::Task* task_ = nullptr;
+  std::string library_;
+  std::unique_ptr<ScratchDir> scratch_;  // holds the library when builds are not cached
+};
+
+// What the harness wrote (harness.cu: RESULT).
+struct HarnessReport {
+  std::vector<double> seconds;  // per call, in order
+  std::vector<long> inputs_changed;
+  double handshake = 0;
+  std::string fail_kind, fail_message, device;
+  bool done = false;
+};
+
+HarnessReport ReadReport(const std::string& text) {
+  HarnessReport r;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    if (key == "call") {
+      long c = 0;
+      double s = 0;
+      words >> c >> s;
+      r.seconds.push_back(s);
+    } else if (key == "inputs_changed") {
+      long c = 0;
+      words >> c;
+      r.inputs_changed.push_back(c);
+    } else if (key == "handshake") {
+      words >> r.handshake;
+    } else if (key == "device") {
+      std::getline(words, r.device);
+    } else if (key == "fail") {
+      words >> r.fail_kind;
+      if (r.fail_kind == "call") {
+        long c = 0;
+        words >> c;
+        r.fail_kind += " " + std::to_string(c + 1);
+      }
+      std::getline(words, r.fail_message);
+    } else if (key == "done") {
+      r.done = true;
+    }
+  }
+  return r;
+}
+
+// "" when the output passes; else why not.
+std::string Judge(const ErrorStats& e, const std::string& output, const std::string& label, double tolerance) {
+  const std::string what = "output '" + output + "' (" + label + "): ";
+  if (!e.finite()) return what + fmt::format("{} NaN and {} Inf of {} values", e.nan_count, e.inf_count, e.elements);
+  if (e.rel_l2 > tolerance) return what + fmt::format("relative L2 error {:.3g} exceeds {:.3g}", e.rel_l2, tolerance);
+  if (e.bounded && e.over_bound > 0)
+    return what + fmt::format(
+                      "element {} is off by {:.3g} where float32 rounding allows {:.3g} ({} of {} elements beyond "
+                      "their bound: a dropped or changed term?)",
+                      e.worst_index, e.worst_error, e.worst_bound, e.over_bound, e.elements);
+  return "";
+}
+
+class CudaTarget : public targets::Target {
+ public:
+  explicit CudaTarget(const CudaTargetOptions& options) : options_(options) {}
+
+  std::string name() const override { return "cuda"; }
+  targets::TargetInfo Describe() const override {
+    return {"cuda",
+            "cuda",
+            kCudaExtension,
+            {"cuda", "cu", "cpp", "c++"},
+            "nvcc -arch=" + options_.nvcc.arch + " -O3 -std=c++17 -lineinfo -Xcompiler -fPIC -shared -Xptxas -v",
+            "prompts/cuda"};
+  }
+  std::string Machine() const override {
+    return options_.device ? options_.device->name + " " + options_.device->Arch() : "no-device";
+  }
+  std::string MachineText() const override {
+    if (!options_.device) return "";
+    return fmt::format("{} ({}), {} MB L2; the L2 is flushed before every call", options_.device->name,
+                       options_.device->Arch(), options_.device->l2_bytes >> 20);
+  }
+  std::string Signature(const suite::Task& task) const override {
+    return Target::Signature(task) + ", cudaStream_t stream";
+  }
+  bool Supports(const suite::Task& task) const override {
+    std::error_code ec;
+    return fs::exists(task.baseline_path(kCudaExtension), ec) && fs::exists(task.reference_path(".cpp"), ec);
+  }
+
+  std::vector<Result<std::unique_ptr<targets::Built>>> Build(std::span<const targets::EvalRequest> requests) override {
+    std::vector<Result<std::unique_ptr<targets::Built>>> out;
+    for (const auto& request : requests) out.push_back(BuildOne(request));
+    return out;
+  }
+
+  std::vector<Result<Profile>> Run(std::span<targets::Built* const> built, const OnResult& on_result) override {
+    std::vector<Result<Profile>> out;
+    for (size_t k = 0; k < built.size(); ++k) {
+      out.push_back(RunOne(*static_cast<CudaBuilt*>(built[k])));
+      if (on_result) on_result(k, out.back());
+    }
+    return out;
+  }
+
+ private:
+  Result<std::unique_ptr<targets::Built>> BuildOne(const targets::EvalRequest& request) {
+    auto built = std::make_unique<CudaBuilt>();
+    built->task_ = request.task;
+    Profile& p = built->profile_;
+    p.task = request.task->name;
+    p.shape = request.shape;
+    p.target = name();
+    p.tolerance = request.task->tolerance;
+    p.seeds = options_.seeds;
+    auto bound = suite::Bind(*request.task, request.shape);
+    if (!bound) return bound.error();
+    auto scratch = ScratchDir::Create(options_.work_dir, request.task->name, false);
+    if (!scratch) return scratch.error();
+    auto compiled = CompileCuda(request.candidate.source, bound->ShapeHeader(), options_.nvcc, (*scratch)->path());
+    if (!compiled) return compiled.error();
+    p.compile_log = compiled->log;
+    p.register_report = compiled->register_report;
+    p.compile_seconds = compiled->seconds;
+    p.compile_cached = compiled->cached;
+    built->library_ = compiled->library_path;
+    if (!compiled->ok) {
+      p.status = Verdict::kCompileError;
+      p.message = "the kernel does not compile (see the compile log)";
+    } else if (options_.nvcc.cache_dir.empty()) {
+      // Without a cache the library lives in the scratch folder: keep it.
+      built->scratch_ = std::move(*scratch);
+    }
+    return std::unique_ptr<targets::Built>(std::move(built));
+  }
+
+  // The correctness calls on each drawn set, warm-up calls, then the timed
+  // calls on fresh inputs, `checked_calls` of them (at positions drawn here)
+  // on inputs whose reference outputs are known.
+  std::vector<long> Schedule(size_t seeds, size_t checked) {
+    std::vector<long> calls;
+    for (size_t s = 0; s < seeds; ++s) calls.push_back(static_cast<long>(s));
+    for (int w = 0; w < options_.warmup_calls; ++w) calls.push_back(-1);
+    std::vector<long> timed(std::max<size_t>(options_.timed_calls, checked), -1);
+    for (size_t k = 0; k < checked; ++k) timed[k] = static_cast<long>(seeds + k);
+    std::shuffle(timed.begin(), timed.end(), rng_);
+    calls.insert(calls.end(), timed.begin(), timed.end());
+    return calls;
+  }
+
+  Result<cpu::Expected*> ExpectedFor(const suite::BoundTask& bound, const fs::path& dir) {
+    const std::string key = bound.task->name + "/" + bound.shape_name;
+    if (expected_ && expected_key_ == key) return expected_.get();
+    expected_ = std::make_unique<cpu::Expected>(bound, options_.reference, dir.string(), options_.seeds, 1.0,
+                                                options_.checked_calls);
+    expected_key_ = key;
+    if (!expected_->status()) {
+      Error e = expected_->status().error();
+      expected_.reset();
+      return e;
+    }
+    return expected_.get();
+  }
+
+  // Every slot's inputs back to back: the drawn sets, then the checked calls'
+  // (a set perturbed with the call's seed, input by input, as the cpu target does).
+  static Status WriteSlots(const suite::BoundTask& bound, const cpu::Expected& expected, const fs::path& path) {
+    const long per_set = cpu::ElementsPerSet(bound.inputs);
+    std::ofstream out(path, std::ios::binary);
+    std::vector<float> perturbed(static_cast<size_t>(per_set));
+    for (size_t s = 0; s < expected.seeds(); ++s)
+      out.write(reinterpret_cast<const char*>(expected.set(s)), per_set * sizeof(float));
+    for (size_t k = 0; k < expected.checked_count(); ++k) {
+      const float* base = expected.set(expected.checked(k).set);
+      long at = 0;
+      for (size_t i = 0; i < bound.inputs.size(); at += bound.inputs[i].elements, ++i)
+        eval::Perturb(base + at, perturbed.data() + at, bound.inputs[i].elements, expected.checked(k).seed, i);
+      out.write(reinterpret_cast<const char*>(perturbed.data()), per_set * sizeof(float));
+    }
+    if (!out) return Error{"cannot write the input sets to " + path.string()};
+    return Ok{};
+  }
+
+  std::string Plan(const suite::BoundTask& bound, const std::vector<long>& calls, size_t slots) {
+    std::string plan = "inputs " + std::to_string(bound.inputs.size());
+    for (const auto& t : bound.inputs) plan += " " + std::to_string(t.elements);
+    plan += "\ndists";
+    for (const auto& t : bound.inputs)
+      plan += fmt::format(" {} {:.17g} {:.17g}", t.dist.kind == "normal" ? 1 : 0, t.dist.a, t.dist.b);
+    plan += "\noutputs " + std::to_string(bound.outputs.size());
+    for (const auto& t : bound.outputs) plan += " " + std::to_string(t.elements);
+    plan += "\nslots " + std::to_string(slots) + " slots.bin\ncalls " + std::to_string(calls.size());
+    for (long c : calls) plan += " " + std::to_string(c);
+    return plan + "\nseed " + std::to_string(rng_() >> 1) + "\nflush_bytes 0\n";
+  }
+
+  Result<Profile> RunOne(CudaBuilt& built) {
+    Profile profile = built.profile_;
+    if (!built.ok()) return profile;
+    if (!options_.device) return Error{"the cuda target has no CUDA device to run on"};
+    const double started = NowSeconds();
+    auto harness = BuildHarness(options_.nvcc);
+    if (!harness) return harness.error();
+    auto bound = suite::Bind(*built.task_, profile.shape);
+    if (!bound) return bound.error();
+    auto scratch = ScratchDir::Create(options_.work_dir, profile.task, options_.keep_work);
+    if (!scratch) return scratch.error();
+    const fs::path dir = (*scratch)->path();
+    if (options_.keep_work) profile.work_dir = dir.string();
+    auto expected = ExpectedFor(*bound, dir);
+    if (!expected) return expected.error();
+    if (auto s = WriteSlots(*bound, **expected, dir / "slots.bin"); !s) return s.error();
+
+    if (options_.memcheck) {
+      // Correctness calls only, under the sanitizer: its slowdown must not reach the timings.
+      std::vector<long> calls;
+      for (size_t s = 0; s < (*expected)->seeds(); ++s) calls.push_back(static_cast<long>(s));
+      if (auto s = RunHarness(*harness, built, *bound, **expected, calls, dir, true, profile); !s) return s.error();
+      if (profile.status != Verdict::kOk) return profile;
+    }
+    const std::vector<long> calls = Schedule((*expected)->seeds(), (*expected)->checked_count());
+    if (auto s = RunHarness(*harness, built, *bound, **expected, calls, dir, false, profile); !s) return s.error();
+    profile.wall_seconds = NowSeconds() - started;
+    return profile;
+  }
+
+  // Runs the harness on `calls` and fills the verdict, the errors and (when
+  // not under the sanitizer) the latency and score.
+  Status RunHarness(const std::string& harness, const CudaBuilt& built, const suite::BoundTask& bound,
+                    const cpu::Expected& expected, const std::vector<long>& calls, const fs::path& dir, bool memcheck,
+                    Profile& profile) {
+    if (auto s =
+            WriteFile((dir / "plan.txt").string(), Plan(bound, calls, expected.seeds() + expected.checked_count()));
+        !s)
+      return s;
+    eval::SandboxRequest request;
+    request.workdir = dir.string();
+    if (memcheck) {
+      const std::string sanitizer = fs::path(options_.nvcc.nvcc.empty() ? FindNvcc() : options_.nvcc.nvcc)
+                                        .replace_filename("compute-sanitizer")
+                                        .string();
+      request.argv = {sanitizer, "--tool", "memcheck", "--error-exitcode", "3", "--print-limit", "20"};
+    }
+    for (const std::string& a :
+         {harness, built.library_, std::string("plan.txt"), std::string("result.txt"), std::string("outputs.bin")})
+      request.argv.push_back(a);
+    request.limits.wall_seconds = options_.wall_seconds;
+    request.limits.address_space_bytes = 0;  // the CUDA driver reserves far more address space than it uses
+    auto run = eval::RunSandboxed(request);
+    if (!run) return run.error();
+    auto written = ReadFile((dir / "result.txt").string());
+    const HarnessReport report = ReadReport(written ? *written : "");
+    profile.run_log = eval::TruncateLog(
+        (run->out.empty() ? "" : "--- stdout\n" + run->out) + (run->err.empty() ? "" : "--- stderr\n" + run->err),
+        32 << 10);
+    profile.phase = memcheck ? "compute-sanitizer memcheck" : "";
+    if (report.fail_kind == "setup") return Error{"the cuda harness failed:" + report.fail_message};
+    auto verdict = [&](Verdict v, const std::string& why) {
+      profile.status = v;
+      profile.message = why;
+      return Ok{};
+    };
+    if (run->timed_out)
+      return verdict(Verdict::kTimeout, fmt::format("the kernel's process did not finish within {} s "
+                                                    "({} calls done)",
+                                                    options_.wall_seconds, report.seconds.size()));
+    if (!report.fail_kind.empty()) return verdict(Verdict::kRuntimeError, report.fail_kind + ":" + report.fail_message);
+    if (memcheck && run->exit_code == 3)
+      return verdict(Verdict::kRuntimeError, "compute-sanitizer memcheck found errors (see the run log)");
+    if (!run->exited_cleanly() || !report.done)
+      return verdict(Verdict::kRuntimeError,
+                     run->term_signal ? fmt::format("the kernel's process died of signal {}", run->term_signal)
+                                      : fmt::format("the kernel's process exited with status {}", run->exit_code));
+    if (!report.inputs_changed.empty())
+      return verdict(Verdict::kWrongAnswer,
+                     fmt::format("the kernel wrote into its inputs (call {})", report.inputs_changed.front() + 1));
+    if (auto s = Compare(bound, expected, calls, dir, profile); !s || profile.status != Verdict::kOk) return s;
+    if (memcheck) return Ok{};
+
+    const size_t first_timed = expected.seeds() + options_.warmup_calls;
+    std::vector<double> samples(report.seconds.begin() + std::min(first_timed, report.seconds.size()),
+                                report.seconds.end());
+    profile.latency = eval::Summarize(samples);
+    profile.handshake_seconds = report.handshake;
+    for (double s : report.seconds) profile.kernel_seconds += s;
+    profile.checked_calls = static_cast<int>(expected.checked_count());
+    profile.conditions =
+        "each call on fresh inputs written on the device, outputs poisoned with NaN, the L2 flushed by a write "
+        "of twice its size, timed on the host clock around the call and a device-wide synchronization (every "
+        "stream; the handshake, an empty launch, is included)";
+    profile.message = fmt::format("correct on {} seeds and {} checked timed calls; {}", expected.seeds(),
+                                  profile.checked_calls, kNotScored);
+    return Ok{};
+  }
+
+  // Compares each slot call's outputs (outputs.bin, in call order) with the reference's.
+  Status Compare(const suite::BoundTask& bound, const cpu::Expected& expected, const std::vector<long>& calls,
+                 const fs::path& dir, Profile& profile) {
+    const size_t per_set = static_cast<size_t>(cpu::ElementsPerSet(bound.outputs));
+    std::ifstream in(dir / "outputs.bin", std::ios::binary);
+    std::vector<float> out(per_set);
+    ErrorStats worst;
+    bool first = true;
+    for (size_t c = 0; c < calls.size(); ++c) {
+      if (calls[c] < 0) continue;
+      const size_t slot = static_cast<size_t>(calls[c]);
+      if (!in.read(reinterpret_cast<char*>(out.data()), per_set * sizeof(float)))
+        return Error{"the cuda harness wrote too few outputs in " + (dir / "outputs.bin").string()};
+      const std::string label =
+          slot < expected.seeds() ? fmt::format("seed {}", slot + 1) : fmt::format("timed call {}", c + 1);
+      const float* o = out.data();
+      const double* ref = expected.reference(slot);
+      const float* ref32 = expected.reference32(slot);
+      for (size_t i = 0; i < bound.outputs.size(); ++i) {
+        const size_t n = static_cast<size_t>(bound.outputs[i].elements);
+        ErrorStats e =
+            ref32 ? eval::CompareOutputs(o, ref, ref32, n, expected.floor(slot, i)) : eval::CompareOutputs(o, ref, n);
+        if (profile.status == Verdict::kOk)
+          if (std::string why = Judge(e, bound.outputs[i].name, label, profile.tolerance); !why.empty()) {
+            profile.status = Verdict::kWrongAnswer;
+            profile.message = why;
+          }
+        worst = first ? e : eval::Worst(worst, e);
+        first = false;
+        o += n, ref += n;
+        if (ref32) ref32 += n;
+      }
+    }
+    profile.errors = worst;
+    return Ok{};
+  }
+
+  CudaTargetOptions options_;
+  std::mt19937_64 rng_{cpu::FreshSeed()};
+  std::unique_ptr<cpu::Expected> expected_;
+  std::string expected_key_;
+};
+
+}  // namespace
+
+std::unique_ptr<targets::Target> MakeCudaTarget(const CudaTargetOptions& options) {
+  return std::make_unique<CudaTarget>(options);
+}
+
+targets::TargetKind Registration() {
+  targets::TargetKind kind;
+  kind.name = "cuda";
+  kind.summary = "CUDA kernels (.cu) built with nvcc, run on this machine's NVIDIA GPU";
+  kind.unavailable = [](const targets::TargetSettings&) -> std::string {
+    if (FindNvcc().empty()) return "nvcc is not on $PATH or in /usr/local/cuda/bin";
+    auto device = FindDevice();
+    return device ? "" : device.error().message;
+  };
+  kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
+    auto reference = cpu::OptionsFor(settings, std::nullopt);
+    if (!reference) return reference.error();
+    CudaTargetOptions options;
+    options.reference = *reference;
+    const std::string cache = settings.cache_dir.empty() ? CacheDir() : settings.cache_dir;
+    options.nvcc.cache_dir = cache + "/cuda-build";
+    options.work_dir = cache + "/work";
+    options.seeds = settings.seeds;
+    options.wall_seconds = settings.timeout;
+    options.keep_work = settings.keep_work;
+    options.memcheck = getenv("ACCELOPT_CUDA_MEMCHECK") != nullptr;
+    if (auto device = FindDevice()) {
+      options.device = *device;
+      options.nvcc.arch = device->Arch();
+    }
+    return MakeCudaTarget(options);
+  };
+  return kind;
+}
+
+}  // namespace accelopt::cuda

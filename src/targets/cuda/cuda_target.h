@@ -1,0 +1,44 @@
+#pragma once
+/// The cuda target: one `.cu` file per candidate, defining
+/// `extern "C" void kernel(const float* inputs..., float* outputs..., cudaStream_t stream)`
+/// on device pointers. Built with nvcc (toolchain.h) for the GPU found, run
+/// in its own process (the harness, harness.cu) under docs/trust.md carried to
+/// GPUs, checked against the task's double-precision reference on the CPU
+/// (computed as the cpu target computes it: cpu::Expected), and scored
+/// through eval/scoring. Not yet calibrated on a GPU: it scores nothing and
+/// says so.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "targets/cpu/cpu_target.h"
+#include "targets/cuda/toolchain.h"
+#include "targets/registry.h"
+#include "targets/target.h"
+
+namespace accelopt::cuda {
+
+struct CudaTargetOptions {
+  NvccOptions nvcc;                 ///< candidate and harness builds (arch set from the device)
+  std::optional<Device> device;     ///< the GPU measured on; none: builds only (Run fails)
+  cpu::CpuTargetOptions reference;  ///< how the CPU reference is built and run
+  int seeds = 3;                    ///< correctness calls, each on its own drawn input set
+  int timed_calls = 30;             ///< timed calls, each on fresh inputs
+  int checked_calls = 3;            ///< of those, checked against the reference (positions drawn)
+  int warmup_calls = 2;             ///< untimed, between the correctness and the timed calls
+  double wall_seconds = 120;        ///< per harness process
+  bool memcheck = false;            ///< also run the correctness calls under compute-sanitizer memcheck
+  std::string work_dir;             ///< scratch for each evaluation
+  bool keep_work = false;
+};
+
+/// The kernel file's extension: a task's CUDA baseline is baseline.cu.
+inline const std::string kCudaExtension = ".cu";
+
+std::unique_ptr<targets::Target> MakeCudaTarget(const CudaTargetOptions& options);
+
+/// The registration: available where nvcc and a CUDA device are.
+targets::TargetKind Registration();
+
+}  // namespace accelopt::cuda

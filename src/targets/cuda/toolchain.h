@@ -1,0 +1,71 @@
+#pragma once
+/// The cuda target's toolchain: where nvcc is, which CUDA device this machine
+/// has, and building a candidate `.cu` (or the harness) with nvcc.
+///
+/// The device is found by loading libcudart with dlopen, so that the engine
+/// links no CUDA library and runs (saying why the target is unavailable) on
+/// machines without one.
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace accelopt::cuda {
+
+/// nvcc on $PATH, else /usr/local/cuda/bin/nvcc; "" when neither exists.
+std::string FindNvcc();
+
+/// The first CUDA device, as the runtime reports it.
+struct Device {
+  std::string name;  ///< "NVIDIA H100 80GB HBM3"
+  int major = 0, minor = 0;
+  long l2_bytes = 0;
+  /// nvcc's -arch for it: sm_90a on Hopper (its wgmma/TMA instructions), sm_XY elsewhere.
+  std::string Arch() const;
+};
+
+/// The device, or an Error saying why there is none ("no CUDA device:
+/// cudaGetDeviceCount returned 100 (no CUDA-capable device is detected)",
+/// or that libcudart could not be loaded). Blocks briefly; thread-safe.
+Result<Device> FindDevice();
+
+/// The arch a candidate is built for when there is no device (an H100's).
+inline const std::string kDefaultArch = "sm_90a";
+
+struct NvccOptions {
+  std::string nvcc;  ///< the compiler; "" = FindNvcc()
+  std::string arch = kDefaultArch;
+  std::vector<std::string> flags = {"-O3", "-std=c++17", "-lineinfo"};
+  double timeout_seconds = 180;  ///< the compiler is killed after this
+  std::string cache_dir;         ///< builds keyed by content hash; "" = no cache
+  size_t log_bytes = 32 << 10;   ///< diagnostics kept
+};
+
+struct NvccOutcome {
+  bool ok = false;
+  std::string library_path;     ///< kernel.so when ok
+  std::string log;              ///< nvcc's diagnostics without ptxas' report (truncated)
+  std::string register_report;  ///< ptxas -v: registers, spills, shared memory per function
+  double seconds = 0;           ///< compiler wall time (0 when cached)
+  bool cached = false;
+};
+
+/// Builds `source` (kernel.cu, with `header` force-included as shape.h) into
+/// a shared library with fixed flags and ptxas' verbose report. A failing
+/// build is data (ok = false, log); an Error means nvcc could not run, or
+/// the build environment itself is failing (a trivial file does not build
+/// either). Blocks; thread-safe.
+Result<NvccOutcome> CompileCuda(const std::string& source, const std::string& header, const NvccOptions& options,
+                                const std::string& scratch_dir);
+
+/// The harness program (harness.cu, built into the engine as text), built
+/// with nvcc for `options.arch` under `options.cache_dir` on first use: its
+/// path. An Error when it does not build (the engine's failure).
+Result<std::string> BuildHarness(const NvccOptions& options);
+
+/// ptxas' "info" lines from nvcc's output, shortened to the kernel's own
+/// functions' lines; the rest of the output goes to `rest`.
+std::string SplitPtxasReport(const std::string& output, std::string* rest);
+
+}  // namespace accelopt::cuda

@@ -1,0 +1,134 @@
+// The cuda target on a GPU: every suite baseline is ok, and a kernel that
+// cheats against each trust rule is not. Each test is skipped with the
+// reason where the target is unavailable (no nvcc, no CUDA device).
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/json_io.h"
+#include "suite/task.h"
+#include "targets/registry.h"
+
+namespace accelopt {
+namespace {
+
+class CudaGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    settings_.cache_dir = std::string(ACCELOPT_TEST_HOME) + "/cuda-cache";
+    settings_.data_dir = std::string(ACCELOPT_TEST_HOME) + "/cuda-data";
+    settings_.calibrate_if_missing = false;
+    for (const auto& kind : targets::RegisteredTargets())
+      if (kind.name == "cuda")
+        if (std::string why = targets::WhyUnavailable(kind, settings_); !why.empty())
+          GTEST_SKIP() << "the cuda target is unavailable here: " << why;
+    auto target = targets::MakeTarget("cuda", settings_);
+    ASSERT_TRUE(target) << target.error().message;
+    target_ = std::move(*target);
+  }
+  Profile Evaluate(const suite::Task& task, const std::string& source, const std::string& shape = "bench") {
+    targets::EvalRequest request{&task, shape, {source, "test", {}}};
+    auto results = target_->Evaluate(std::span(&request, 1));
+    EXPECT_TRUE(results.front()) << results.front().error().message;
+    return results.front() ? *results.front() : Profile{};
+  }
+  suite::Task Silu() {
+    auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/suite/silu");
+    EXPECT_TRUE(task) << task.error().message;
+    return *task;
+  }
+
+  targets::TargetSettings settings_;
+  std::unique_ptr<targets::Target> target_;
+};
+
+TEST_F(CudaGpuTest, EveryBaselineIsOk) {
+  auto tasks = suite::LoadSuite(std::string(ACCELOPT_SOURCE_DIR) + "/suite");
+  ASSERT_TRUE(tasks) << tasks.error().message;
+  for (const suite::Task& task : *tasks) {
+    auto source = target_->Baseline(task);
+    ASSERT_TRUE(source) << source.error().message;
+    Profile p = Evaluate(task, *source);
+    EXPECT_EQ(p.status, Verdict::kOk) << task.name << ": " << p.message << "\n" << p.run_log;
+  }
+}
+
+const char* kSiluBody = R"(
+__global__ void silu(const float* x, float* out, long n) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = x[i] / (1.0f + expf(-x[i]));
+}
+)";
+
+// Side stream and early return: the work, plus 2 ms of spinning, on a stream
+// of its own, never waited for. Timing covers every stream until the device is idle.
+TEST_F(CudaGpuTest, SideStreamAndEarlyReturnGainNothing) {
+  const std::string source = std::string(kSiluBody) + R"(
+__global__ void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {}
+}
+extern "C" void kernel(const float* x, float* out, cudaStream_t) {
+  static cudaStream_t side = nullptr;
+  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  silu<<<(M * N + 255) / 256, 256, 0, side>>>(x, out, M * N);
+  spin<<<1, 1, 0, side>>>(4000000LL);  // ~2 ms at 2 GHz
+}
+)";
+  const suite::Task task = Silu();
+  Profile p = Evaluate(task, source);
+  ASSERT_EQ(p.status, Verdict::kOk) << p.message << "\n" << p.run_log;
+  ASSERT_TRUE(p.latency);
+  EXPECT_GT(p.latency->median_s, 1.5e-3) << "work left running on a side stream was not timed";
+}
+
+// Caching: computes once, then copies what it kept.
+TEST_F(CudaGpuTest, CachingAcrossCallsIsWrong) {
+  const std::string source = std::string(kSiluBody) + R"(
+extern "C" void kernel(const float* x, float* out, cudaStream_t stream) {
+  static float* kept = nullptr;
+  if (!kept) {
+    cudaMalloc(&kept, M * N * sizeof(float));
+    silu<<<(M * N + 255) / 256, 256, 0, stream>>>(x, kept, M * N);
+  }
+  cudaMemcpyAsync(out, kept, M * N * sizeof(float), cudaMemcpyDeviceToDevice, stream);
+}
+)";
+  const suite::Task task = Silu();
+  Profile p = Evaluate(task, source);
+  EXPECT_EQ(p.status, Verdict::kWrongAnswer) << p.message;
+}
+
+TEST_F(CudaGpuTest, WritingNothingIsWrong) {
+  const suite::Task task = Silu();
+  Profile p = Evaluate(task, "extern \"C\" void kernel(const float*, float*, cudaStream_t) {}\n");
+  EXPECT_EQ(p.status, Verdict::kWrongAnswer) << p.message;
+}
+
+TEST_F(CudaGpuTest, ModifyingInputsIsWrong) {
+  const std::string source = std::string(kSiluBody) + R"(
+__global__ void scribble(float* x) { x[0] = 0.0f; }
+extern "C" void kernel(const float* x, float* out, cudaStream_t stream) {
+  silu<<<(M * N + 255) / 256, 256, 0, stream>>>(x, out, M * N);
+  scribble<<<1, 1, 0, stream>>>(const_cast<float*>(x));
+}
+)";
+  const suite::Task task = Silu();
+  Profile p = Evaluate(task, source);
+  EXPECT_EQ(p.status, Verdict::kWrongAnswer) << p.message;
+  EXPECT_NE(p.message.find("inputs"), std::string::npos) << p.message;
+}
+
+TEST_F(CudaGpuTest, OutOfBoundsWriteIsARuntimeErrorOrWrong) {
+  const suite::Task task = Silu();
+  Profile p =
+      Evaluate(task,
+               "__global__ void bad(float* out) { out[1L << 40] = 1.0f; }\n"
+               "extern \"C\" void kernel(const float*, float* out, cudaStream_t s) { bad<<<1, 1, 0, s>>>(out); }\n",
+               "test");
+  EXPECT_NE(p.status, Verdict::kOk) << p.message;
+}
+
+}  // namespace
+}  // namespace accelopt
