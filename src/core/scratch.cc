@@ -117,4 +117,13 @@ int SweepStaleScratchDirs(const fs::path& parent) {
   return removed;
 }
 
+Result<fs::path> PublishBuild(const fs::path& dir, const fs::path& cached, const std::string& file) {
+  std::error_code ec;
+  fs::create_directories(cached.parent_path(), ec);
+  fs::rename(dir, cached, ec);
+  if (ec && !fs::exists(cached / file)) return Error{"cannot store build in " + cached.string() + ": " + ec.message()};
+  if (ec) fs::remove_all(dir, ec);
+  return cached;
+}
+
 }  // namespace accelopt

@@ -39,4 +39,11 @@ void RemoveLiveScratchDirs();
 /// Removes the folders under `parent` whose process is gone. Returns how many.
 int SweepStaleScratchDirs(const std::filesystem::path& parent);
 
+/// Moves a finished build folder `dir` to its place `cached` in a build cache,
+/// by one rename: a concurrent builder of the same key may have won the race,
+/// and then its folder (which holds `file`) is used and `dir` removed. The
+/// folder's new path; an Error naming `cached` when neither is there.
+Result<std::filesystem::path> PublishBuild(const std::filesystem::path& dir, const std::filesystem::path& cached,
+                                           const std::string& file);
+
 }  // namespace accelopt

@@ -11,6 +11,7 @@
 
 #include "core/hash.h"
 #include "core/json_io.h"
+#include "core/scratch.h"
 #include "eval/sandbox.h"
 
 namespace accelopt::cpu {
@@ -202,13 +203,9 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
     out.library_path = (dir / "kernel.so").string();
     return out;
   }
-  // Publish atomically; a concurrent builder of the same key may have won the race.
-  fs::create_directories(cached.parent_path(), ec);
-  fs::rename(dir, cached, ec);
-  if (ec && !fs::exists(cached / "kernel.so"))
-    return Error{"cannot store build in " + cached.string() + ": " + ec.message()};
-  if (ec) fs::remove_all(dir, ec);
-  out.library_path = (cached / "kernel.so").string();
+  auto published = PublishBuild(dir, cached, "kernel.so");
+  if (!published) return published.error();
+  out.library_path = (*published / "kernel.so").string();
   return out;
 }
 

@@ -9,6 +9,8 @@
 
 #include "core/hash.h"
 #include "core/json_io.h"
+#include "core/paths.h"
+#include "core/scratch.h"
 #include "eval/sandbox.h"
 #include "targets/cuda/harness_source.h"
 
@@ -105,17 +107,6 @@ NvccOutcome LoadCached(const fs::path& dir) {
   return out;
 }
 
-// Moves a finished build folder to its place in the cache (a concurrent
-// builder of the same key may have won the race): the folder's new path.
-Result<fs::path> Publish(const fs::path& dir, const fs::path& cached, const std::string& file) {
-  std::error_code ec;
-  fs::create_directories(cached.parent_path(), ec);
-  fs::rename(dir, cached, ec);
-  if (ec && !fs::exists(cached / file)) return Error{"cannot store build in " + cached.string() + ": " + ec.message()};
-  if (ec) fs::remove_all(dir, ec);
-  return cached;
-}
-
 }  // namespace
 
 std::string Device::Arch() const {
@@ -123,13 +114,8 @@ std::string Device::Arch() const {
 }
 
 std::string FindNvcc() {
-  const char* path = getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  std::string d;
-  while (std::getline(dirs, d, ':'))
-    if (!d.empty() && access((d + "/nvcc").c_str(), X_OK) == 0) return d + "/nvcc";
-  const std::string fallback = std::string(kToolkitBin) + "/nvcc";
-  return access(fallback.c_str(), X_OK) == 0 ? fallback : "";
+  if (std::string nvcc = FindProgram("nvcc"); !nvcc.empty()) return nvcc;
+  return FindProgram(std::string(kToolkitBin) + "/nvcc");
 }
 
 Result<Device> FindDevice() {
@@ -191,7 +177,7 @@ Result<NvccOutcome> CompileCuda(const std::string& source, const std::string& he
   WriteFile((dir / "ptxas.txt").string(), out.register_report);
   out.library_path = (dir / "kernel.so").string();
   if (cached.empty()) return out;
-  auto published = Publish(dir, cached, "kernel.so");
+  auto published = PublishBuild(dir, cached, "kernel.so");
   if (!published) return published.error();
   out.library_path = (*published / "kernel.so").string();
   return out;
@@ -213,7 +199,7 @@ Result<std::string> BuildHarness(const NvccOptions& options) {
   if (!run->exited_cleanly() || !fs::exists(dir / program, ec))
     return Error{"the cuda harness does not build with " + nvcc + " in " + dir.string() + ":\n" +
                  eval::TruncateLog(run->err + run->out, 4000)};
-  auto published = Publish(dir, cached, program);
+  auto published = PublishBuild(dir, cached, program);
   if (!published) return published.error();
   return (*published / program).string();
 }
