@@ -270,10 +270,8 @@ class ExternalTarget : public targets::Target {
       if (!profile_b) return profile_b.error();
       targets::PairedResult result{*profile_a, *profile_b, std::nullopt};
       if (profile_a->status != Verdict::kOk || profile_b->status != Verdict::kOk) return result;
-      auto bound = suite::Bind(*a.task, a.shape);
-      if (!bound) return bound.error();
       auto answer = Invoke({{"op", "compare"},
-                            {"task", TaskJson(*bound)},
+                            {"task", (*built_a)->task},
                             {"artifacts", {(*built_a)->artifact, (*built_b)->artifact}},
                             {"min_calls", options_.min_calls},
                             {"max_calls", options_.max_calls},
@@ -344,8 +342,7 @@ class ExternalTarget : public targets::Target {
 
   // One kernel built in a folder of its own, with what its build answered.
   struct ExternalBuilt : targets::Built {
-    const suite::Task* task_def = nullptr;  ///< outlives it, as an EvalRequest's task does
-    std::string shape;
+    std::optional<suite::BoundTask> bound;  ///< the task at its shape
     std::unique_ptr<ScratchDir> dir;
     Json task;             ///< the task at its shape, as requests carry it
     std::string artifact;  ///< what the build answered, for check, time and compare
@@ -367,14 +364,13 @@ class ExternalTarget : public targets::Target {
   // Asks the evaluator to build one kernel in a fresh folder.
   Result<std::unique_ptr<ExternalBuilt>> BuildOne(const targets::EvalRequest& r) {
     auto built = std::make_unique<ExternalBuilt>();
-    built->task_def = r.task;
-    built->shape = r.shape;
     built->started = NowSeconds();
     auto scratch = Scratch();
     if (!scratch) return scratch.error();
     built->dir = std::move(*scratch);
     auto bound = suite::Bind(*r.task, r.shape);
     if (!bound) return bound.error();
+    built->bound.emplace(std::move(*bound));
     Profile& profile = built->profile;
     profile.task = r.task->name;
     profile.shape = r.shape;
@@ -383,7 +379,7 @@ class ExternalTarget : public targets::Target {
     profile.seeds = options_.seeds;
     profile.counters.unavailable_reason = "not reported by the external evaluator";
     if (options_.keep_work) profile.work_dir = built->dir->path().string();
-    built->task = TaskJson(*bound);
+    built->task = TaskJson(*built->bound);
 
     auto answer = Invoke({{"op", "build"}, {"task", built->task}, {"source", r.candidate.source}}, built->dir->path());
     if (!answer) return answer.error();
@@ -404,15 +400,12 @@ class ExternalTarget : public targets::Target {
   // Checks, times and scores a kernel that built.
   Result<Profile> RunBuilt(ExternalBuilt& built) {
     if (!built.ok()) return built.profile;
-    const suite::Task& task_def = *built.task_def;
     const fs::path& dir = built.dir->path();
     const Json& task = built.task;
     const std::string& artifact = built.artifact;
     const double started = built.started;
     Profile profile = built.profile;
-    auto bound = suite::Bind(task_def, built.shape);
-    if (!bound) return bound.error();
-    auto counts = suite::CountRoofline(*bound);
+    auto counts = suite::CountRoofline(*built.bound);
     if (!counts) return counts.error();
 
     auto checked = Invoke({{"op", "check"}, {"task", task}, {"artifact", artifact}, {"seeds", options_.seeds}}, dir);
@@ -433,10 +426,10 @@ class ExternalTarget : public targets::Target {
     // An ok it does not back: no call checked, or errors beyond the task's tolerance.
     const int checked_calls = checked->value("checked_calls", 0);
     if (checked_calls < 1) return Error{"the evaluator answered 'check' ok without a checked call"};
-    if (!profile.errors || !std::isfinite(profile.errors->rel_l2) || profile.errors->rel_l2 > task_def.tolerance)
+    if (!profile.errors || !std::isfinite(profile.errors->rel_l2) || profile.errors->rel_l2 > profile.tolerance)
       return Error{fmt::format("the evaluator answered 'check' ok with errors.rel_l2 {} against a tolerance of {:.3g}",
                                profile.errors ? fmt::format("{:.3g}", profile.errors->rel_l2) : std::string("missing"),
-                               task_def.tolerance)};
+                               profile.tolerance)};
     profile.checked_calls = checked_calls;
 
     auto timed = Time(task, artifact, dir, profile);
