@@ -156,7 +156,8 @@ void RegisterShow(CLI::App& app) {
     for (const auto& stored : candidates) {
       const Candidate& c = stored.candidate;
       by_id[c.id] = &c;
-      if (c.ok() && (!best.count(stored.task) || c.latency() < best[stored.task]->latency())) best[stored.task] = &c;
+      const auto held = best.find(stored.task);
+      if (BeatsBest(c, held == best.end() ? nullptr : held->second)) best[stored.task] = &c;
     }
     for (const auto& [task, b] : best) {
       std::vector<const Candidate*> chain;

@@ -31,6 +31,12 @@ struct Candidate {
   double latency() const { return ok() ? profile.latency->median_s : 0; }
 };
 
+/// Whether `c` is ok and faster than `best` (null: than nothing): how a
+/// run's best kernel for a task is chosen, by `show` and by exports alike.
+inline bool BeatsBest(const Candidate& c, const Candidate* best) {
+  return c.ok() && (!best || c.latency() < best->latency());
+}
+
 Json ToJson(const Candidate& c);
 /// Reads what ToJson wrote; an Error names what is missing.
 Result<Candidate> CandidateFromJson(const Json& j);

@@ -168,7 +168,7 @@ Chosen Choose(const std::vector<const Candidate*>& candidates) {
   Chosen out;
   for (const Candidate* c : candidates) {
     if (!out.baseline && c->iteration == 0 && c->plan.empty()) out.baseline = c;
-    if (c->ok() && (!out.best || c->latency() < out.best->latency())) out.best = c;
+    if (BeatsBest(*c, out.best)) out.best = c;
   }
   return out;
 }
