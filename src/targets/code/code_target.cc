@@ -150,8 +150,9 @@ struct CodeTarget::Prepared {
   Profile profile;
   Profile built;                  ///< the profile as the build left it
   std::optional<Profile> tested;  ///< as the tests left it, once they passed
-  bool ok = false;
   double start = 0;
+  /// Whether it may still be benchmarked: nothing has failed it yet.
+  bool ok() const { return profile.status == Verdict::kOk; }
 };
 
 // A candidate's built copy, shared with the target's kept copies.
@@ -291,7 +292,6 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
     // A clean build's log is progress lines; only warnings are worth a planner's attention.
     if (p->profile.compile_log.find("warning") == std::string::npos) p->profile.compile_log.clear();
   }
-  p->ok = true;
   p->built = p->profile;
   return p;
 }
@@ -312,7 +312,6 @@ Result<bool> CodeTarget::Tested(const suite::Task& task, Prepared& p) const {
                                              : Verdict::kWrongAnswer;
     p.profile.message = FailureOf("the tests", *tested, spec.timeout_seconds);
     p.profile.wall_seconds = NowSeconds() - p.start;
-    p.ok = false;
     return false;
   }
   p.profile.seeds = 1;
@@ -323,7 +322,7 @@ Result<bool> CodeTarget::Tested(const suite::Task& task, Prepared& p) const {
 Result<std::shared_ptr<CodeTarget::Prepared>> CodeTarget::ReadyAndTested(const targets::EvalRequest& request) {
   auto p = Ready(request);
   if (!p) return p.error();
-  if ((*p)->ok)
+  if ((*p)->ok())
     if (auto tested = Tested(*request.task, **p); !tested) return tested.error();
   return p;
 }
@@ -335,7 +334,6 @@ Result<std::shared_ptr<CodeTarget::Prepared>> CodeTarget::Ready(const targets::E
     for (auto& [k, kept] : kept_)
       if (k == key) {
         kept->profile = kept->built;
-        kept->ok = kept->profile.status == Verdict::kOk;
         kept->start = NowSeconds();
         return kept;
       }
@@ -343,7 +341,7 @@ Result<std::shared_ptr<CodeTarget::Prepared>> CodeTarget::Ready(const targets::E
   auto prepared = Prepare(request);
   if (!prepared) return prepared.error();
   std::shared_ptr<Prepared> p = std::move(*prepared);
-  if (p->ok && options_.kept_copies > 0) {
+  if (p->ok() && options_.kept_copies > 0) {
     std::lock_guard lock(kept_mu_);
     kept_.emplace_back(key, p);
     if (kept_.size() > options_.kept_copies) kept_.erase(kept_.begin());
@@ -365,7 +363,6 @@ Result<std::optional<CodeTarget::BenchRun>> CodeTarget::RunBench(const suite::Ta
     p.profile.message = message;
     p.profile.phase = "benchmark";
     p.profile.run_log = LogOf(spec.bench, *ran);
-    p.ok = false;
     return std::nullopt;
   };
   if (!ran->exited_cleanly())
@@ -425,7 +422,6 @@ std::vector<Result<Profile>> CodeTarget::Run(std::span<targets::Built* const> bu
     auto measured = [&]() -> Result<Profile> {
       if (!one.ok()) return one.profile;
       p.profile = one.profile;
-      p.ok = true;
       auto tested = Tested(task, p);
       if (!tested) return tested.error();
       if (!*tested) return p.profile;
@@ -460,7 +456,7 @@ Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a,
   if (!pb) return pb.error();
   targets::PairedResult result;
   std::vector<double> ca, cb, loads;
-  bool ok = (*pa)->ok && (*pb)->ok;
+  bool ok = (*pa)->ok() && (*pb)->ok();
   int retries_left = options_.disturbed_retries;
   // Each is run once first, not counted; then in pairs, the order alternating;
   // a pair that other processes disturbed is run again (a few times at most).

@@ -71,7 +71,7 @@ class CodeTarget : public targets::Target {
   /// Runs the task's tests in a built copy, once per copy; false with the
   /// verdict in its profile when they fail; an Error when the engine did.
   Result<bool> Tested(const suite::Task& task, Prepared& prepared) const;
-  /// Ready, then Tested: a copy whose `ok` says whether it may be benchmarked.
+  /// Ready, then Tested: a copy whose `ok()` says whether it may be benchmarked.
   Result<std::shared_ptr<Prepared>> ReadyAndTested(const targets::EvalRequest& request);
   struct BenchRun {
     double cost = 0;        ///< of the figure it printed (lower is better)
