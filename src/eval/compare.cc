@@ -59,11 +59,10 @@ double ElementBound(double ref, float ref32, double floor, double scale) {
   return scale * (rounding + FLT_EPSILON * std::fabs(ref) + floor);
 }
 
-}  // namespace
-
-// One pass for both tests: the L2 sums and every element against its bound.
-ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref32, size_t n, double floor,
-                          double scale) {
+// One pass for both tests: the L2 sums and every element against its bound,
+// `bound(i)`.
+template <typename Bound>
+ErrorStats CompareBounded(const float* out, const double* ref, size_t n, Bound bound) {
   double diff2 = 0, ref2 = 0, max_abs = 0, worst = 0;
   size_t nans = 0, infs = 0, over = 0, worst_at = 0;
 #pragma omp parallel if (n > (1 << 18))
@@ -82,7 +81,7 @@ ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref3
       l_diff2 += d * d;
       l_ref2 += ref[i] * ref[i];
       l_max = std::max(l_max, err);
-      const double ratio = err / (ElementBound(ref[i], ref32[i], floor, scale) + DBL_MIN);
+      const double ratio = err / (bound(i) + DBL_MIN);
       l_over += ratio > 1;
       if (ratio > l_worst) l_worst = ratio, l_at = i;
     }
@@ -103,9 +102,20 @@ ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref3
   s.worst_index = worst_at;
   if (n) {
     s.worst_error = std::isfinite(out[worst_at]) ? std::fabs(static_cast<double>(out[worst_at]) - ref[worst_at]) : 0;
-    s.worst_bound = ElementBound(ref[worst_at], ref32[worst_at], floor, scale);
+    s.worst_bound = bound(worst_at);
   }
   return s;
+}
+
+}  // namespace
+
+ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref32, size_t n, double floor,
+                          double scale) {
+  return CompareBounded(out, ref, n, [&](size_t i) { return ElementBound(ref[i], ref32[i], floor, scale); });
+}
+
+ErrorStats CompareWithin(const float* out, const double* ref, size_t n, double atol, double rtol) {
+  return CompareBounded(out, ref, n, [&](size_t i) { return std::max(atol, rtol * std::fabs(ref[i])); });
 }
 
 ErrorStats Worst(const ErrorStats& a, const ErrorStats& b) {

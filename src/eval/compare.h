@@ -36,6 +36,17 @@ double RoundingFloor(const double* ref, const float* ref32, size_t n);
 ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref32, size_t n, double floor,
                           double scale = kElementBoundScale);
 
+/// FlashInfer-Bench's tolerances for bf16 outputs: an element fails only when
+/// it is off by more than kBf16Atol and by more than kBf16Rtol times the reference.
+inline constexpr double kBf16Atol = 1e-2;
+inline constexpr double kBf16Rtol = 1e-2;
+
+/// The L2 statistics and, in the same pass, each element against
+/// max(atol, rtol |ref|): the per-element test of a bf16 output, whose own
+/// rounding (2^-9 relative) is far above any float32 evaluation's.
+ErrorStats CompareWithin(const float* out, const double* ref, size_t n, double atol = kBf16Atol,
+                         double rtol = kBf16Rtol);
+
 /// Merges per-output (or per-seed) statistics: worst rel_l2, max_abs and ratio, summed counts.
 ErrorStats Worst(const ErrorStats& a, const ErrorStats& b);
 

@@ -6,7 +6,6 @@
 namespace accelopt::eval {
 namespace {
 
-constexpr uint32_t kMantissaLow20 = 0x000FFFFFu;
 constexpr uint32_t kExponent = 0x7F800000u;
 
 // A 32-bit avalanche hash: cheap enough per element to vectorize.
@@ -32,9 +31,9 @@ MaskKey KeyOf(uint64_t seed, uint64_t stream) {
   return {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
 }
 
-inline uint32_t Perturbed(uint32_t bits, long i, MaskKey key) {
+inline uint32_t Perturbed(uint32_t bits, long i, MaskKey key, uint32_t flippable) {
   uint32_t exponent = bits & kExponent;
-  uint32_t mask = (Hash32(static_cast<uint32_t>(i) + key.lo) ^ key.hi) & kMantissaLow20;
+  uint32_t mask = (Hash32(static_cast<uint32_t>(i) + key.lo) ^ key.hi) & flippable;
   return bits ^ (exponent != 0 && exponent != kExponent ? mask : 0u);
 }
 
@@ -42,11 +41,11 @@ inline uint32_t Perturbed(uint32_t bits, long i, MaskKey key) {
 
 uint64_t CallSeed(uint64_t seed, uint64_t call) { return SplitMix64(seed ^ SplitMix64(call + 0x7f4a7c15ULL)); }
 
-void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream) {
-  PerturbRange(base, out, 0, n, seed, stream);
+void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream, uint32_t bits) {
+  PerturbRange(base, out, 0, n, seed, stream, bits);
 }
 
-void PerturbRange(const float* base, float* out, long begin, long end, uint64_t seed, uint64_t stream) {
+void PerturbRange(const float* base, float* out, long begin, long end, uint64_t seed, uint64_t stream, uint32_t bits) {
   const MaskKey key = KeyOf(seed, stream);
   const FloatBits* in = reinterpret_cast<const FloatBits*>(base);
   // Computed into a block that stays in the first-level cache (vectorized),
@@ -56,7 +55,7 @@ void PerturbRange(const float* base, float* out, long begin, long end, uint64_t 
   for (long start = begin; start < end; start += kBlock) {
     const long len = end - start < kBlock ? end - start : kBlock;
 #pragma omp simd
-    for (long k = 0; k < len; ++k) block[k] = Perturbed(in[start + k], start + k, key);
+    for (long k = 0; k < len; ++k) block[k] = Perturbed(in[start + k], start + k, key, bits);
     StreamCopy(out + start, block, static_cast<size_t>(len) * sizeof(float));
   }
 }

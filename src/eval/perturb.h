@@ -17,15 +17,23 @@
 
 namespace accelopt::eval {
 
+/// The mantissa bits flipped: the low 20 of a float32 (the default), or the
+/// low 4 of the 7 a bf16 keeps (bits 16-19 of its float32), so that a bf16
+/// value stays one, changing by up to an eighth of its binade.
+inline constexpr uint32_t kMantissaLow20 = 0x000FFFFFu;
+inline constexpr uint32_t kMantissaBf16Low4 = 0x000F0000u;
+
 /// out[i] = base[i] with its mask applied; `stream` tells the inputs of one call
-/// apart. One thread (vectorized), streaming stores.
-void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream);
+/// apart. One thread (vectorized), streaming stores. `bits` limits the flipped
+/// bits (0: a copy).
+void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream, uint32_t bits = kMantissaLow20);
 
 /// The same for elements [begin, end) only (out and base are whole arrays), so
 /// that parts of one array can be perturbed at once by several threads. The
 /// results are written with streaming stores (eval/streaming.h): call
 /// StreamFence() before another process reads them.
-void PerturbRange(const float* base, float* out, long begin, long end, uint64_t seed, uint64_t stream);
+void PerturbRange(const float* base, float* out, long begin, long end, uint64_t seed, uint64_t stream,
+                  uint32_t bits = kMantissaLow20);
 
 /// The seed of timed call `call` of an evaluation whose timed calls draw from `seed`.
 uint64_t CallSeed(uint64_t seed, uint64_t call);

@@ -103,26 +103,81 @@ class Fields {
   std::string file_;
 };
 
-Result<Distribution> ParseDistribution(const Fields& f, const YAML::Node& node, const std::string& field) {
+Result<DType> ParseDType(const Fields& f, const YAML::Node& node, const std::string& field) {
+  if (!node.IsDefined()) return DType::kFloat32;
+  for (DType type : {DType::kFloat32, DType::kBf16, DType::kInt32})
+    if (node.IsScalar() && node.Scalar() == DTypeName(type)) return type;
+  return f.Fail(field, node, "expected float32 (the default), bf16 or int32");
+}
+
+// One number of a distribution: a plain number, or (for the integer
+// generators) an expression over the shape's parameters.
+Status ParseNumber(const Fields& f, const YAML::Node& node, const std::string& key, const std::string& field,
+                   double& into) {
+  auto value = f.Required(node, key, field + "." + key);
+  if (!value) return value.error();
+  auto number = f.Number(*value, field + "." + key);
+  if (!number) return number.error();
+  into = *number;
+  return Ok{};
+}
+
+Status ParseExpression(const Fields& f, const YAML::Node& node, const std::string& key, const std::string& field,
+                       Expr& into) {
+  auto value = f.Required(node, key, field + "." + key);
+  if (!value) return value.error();
+  auto expr = f.Expression(*value, field + "." + key);
+  if (!expr) return expr.error();
+  into = *expr;
+  return Ok{};
+}
+
+Result<Distribution> ParseDistribution(const Fields& f, const YAML::Node& node, const std::string& field, DType dtype) {
   Distribution dist;
-  if (!node.IsDefined()) return dist;  // standard normal
-  if (!node.IsMap()) return f.Fail(field, node, "expected {kind: normal|uniform, ...}");
+  if (!node.IsDefined()) {  // standard normal; an int32 input must say how its integers are drawn
+    if (dtype == DType::kInt32)
+      return f.Fail(field, node, "an int32 input needs {kind: indptr, ...} or {kind: pages, ...}");
+    return dist;
+  }
+  if (!node.IsMap()) return f.Fail(field, node, "expected {kind: normal|uniform|constant|indptr|pages, ...}");
   auto kind = f.Required(node, "kind", field + ".kind");
   if (!kind) return kind.error();
   dist.kind = kind->Scalar();
-  const char* first = dist.kind == "normal" ? "mean" : "low";
-  const char* second = dist.kind == "normal" ? "std" : "high";
-  if (dist.kind != "normal" && dist.kind != "uniform")
-    return f.Fail(field + ".kind", *kind, "expected 'normal' or 'uniform', got '" + dist.kind + "'");
-  for (auto [key, slot] : {std::pair{first, &dist.a}, std::pair{second, &dist.b}}) {
-    auto value = f.Required(node, key, field + "." + key);
-    if (!value) return value.error();
-    auto number = f.Number(*value, field + "." + key);
-    if (!number) return number.error();
-    *slot = *number;
+  const std::vector<std::string> known = {"kind",  "mean",  "std",   "low",    "high",
+                                          "value", "total", "least", "spread", "pages"};
+  for (const auto& item : node)
+    if (std::find(known.begin(), known.end(), item.first.Scalar()) == known.end())
+      return f.Fail(field + "." + item.first.Scalar(), item.first, "unknown field");
+  Status parsed = Ok{};
+  if (dist.kind == "normal") {
+    parsed = ParseNumber(f, node, "mean", field, dist.a);
+    if (parsed) parsed = ParseNumber(f, node, "std", field, dist.b);
+    if (parsed && dist.b <= 0) return f.Fail(field, node, "std must be positive");
+  } else if (dist.kind == "uniform") {
+    parsed = ParseNumber(f, node, "low", field, dist.a);
+    if (parsed) parsed = ParseNumber(f, node, "high", field, dist.b);
+    if (parsed && dist.b <= dist.a) return f.Fail(field, node, "high must exceed low");
+  } else if (dist.kind == "constant") {
+    parsed = ParseNumber(f, node, "value", field, dist.a);
+  } else if (dist.kind == "indptr") {
+    parsed = ParseExpression(f, node, "total", field, dist.total);
+    dist.least = *Expr::Parse("0");
+    if (parsed && node["least"].IsDefined()) parsed = ParseExpression(f, node, "least", field, dist.least);
+    if (parsed && node["spread"].IsDefined()) parsed = ParseNumber(f, node, "spread", field, dist.spread);
+    if (parsed && (dist.spread < 0 || dist.spread >= 1))
+      return f.Fail(field + ".spread", node["spread"], "expected 0 <= spread < 1");
+  } else if (dist.kind == "pages") {
+    parsed = ParseExpression(f, node, "pages", field, dist.pages);
+  } else {
+    return f.Fail(field + ".kind", *kind,
+                  "expected 'normal', 'uniform', 'constant', 'indptr' or 'pages', got '" + dist.kind + "'");
   }
-  if (dist.kind == "normal" ? dist.b <= 0 : dist.b <= dist.a)
-    return f.Fail(field, node, dist.kind == "normal" ? "std must be positive" : "high must exceed low");
+  if (!parsed) return parsed.error();
+  const bool integers = dist.kind == "indptr" || dist.kind == "pages";
+  if (integers != (dtype == DType::kInt32))
+    return f.Fail(field + ".kind", *kind,
+                  integers ? "'" + dist.kind + "' draws integers: the input's dtype must be int32"
+                           : std::string("an int32 input needs kind 'indptr' or 'pages'"));
   return dist;
 }
 
@@ -142,17 +197,25 @@ Result<std::vector<Tensor>> ParseTensors(const Fields& f, const YAML::Node& list
       return f.Fail(at + ".name", *name, "'" + t.name + "' " + problem);
     auto shape = f.Required(item, "shape", at + ".shape");
     if (!shape) return shape.error();
-    if (!shape->IsSequence() || shape->size() == 0)
-      return f.Fail(at + ".shape", *shape, "expected a list of dimension expressions");
+    if (!shape->IsSequence()) return f.Fail(at + ".shape", *shape, "expected a list of dimension expressions");
+    if (shape->size() == 0 && !with_dist)
+      return f.Fail(at + ".shape", *shape, "an output needs at least one dimension");
     for (size_t d = 0; d < shape->size(); ++d) {
       auto dim = f.Expression((*shape)[d], at + ".shape[" + std::to_string(d) + "]");
       if (!dim) return dim.error();
       t.shape.push_back(*dim);
     }
+    auto dtype = ParseDType(f, item["dtype"], at + ".dtype");
+    if (!dtype) return dtype.error();
+    t.dtype = *dtype;
     if (with_dist) {
-      auto dist = ParseDistribution(f, item["dist"], at + ".dist");
+      auto dist = ParseDistribution(f, item["dist"], at + ".dist", t.dtype);
       if (!dist) return dist.error();
       t.dist = *dist;
+      if ((t.dist.kind == "indptr" || t.dist.kind == "pages") && t.shape.size() != 1)
+        return f.Fail(at + ".shape", *shape, "'" + t.dist.kind + "' draws a one-dimensional array");
+    } else if (t.dtype == DType::kInt32) {
+      return f.Fail(at + ".dtype", item["dtype"], "outputs are float32 or bf16");
     }
     tensors.push_back(std::move(t));
   }
@@ -194,6 +257,24 @@ Status CheckTensorShapes(const Fields& f, const Task& task, const YAML::Node& ro
                               fmt::format("{:g}", *value));
         }
       }
+  return Ok{};
+}
+
+// The integer generators' expressions name known parameters, and every shape
+// binds: the arrays they draw fit their lengths (docs/task-format.md, "Inputs").
+Status CheckGenerators(const Fields& f, const Task& task, const YAML::Node& root) {
+  for (size_t i = 0; i < task.inputs.size(); ++i) {
+    const Distribution& d = task.inputs[i].dist;
+    const std::string field = "inputs[" + std::to_string(i) + "].dist";
+    const YAML::Node node = root["inputs"][i]["dist"];
+    if (d.kind == "indptr")
+      for (auto [expr, key] : {std::pair{&d.total, "total"}, std::pair{&d.least, "least"}})
+        if (auto s = CheckNames(f, task, *expr, field + "." + key, node[key]); !s) return s;
+    if (d.kind == "pages")
+      if (auto s = CheckNames(f, task, d.pages, field + ".pages", node["pages"]); !s) return s;
+  }
+  for (const auto& [shape, _] : task.shapes)
+    if (auto bound = Bind(task, shape); !bound) return f.Fail("inputs", root["inputs"], bound.error().message);
   return Ok{};
 }
 
@@ -449,6 +530,7 @@ Result<Task> ParseTask(const Fields& f, const YAML::Node& root, const std::strin
     *slot = *expr;
   }
   if (auto s = CheckTensorShapes(f, task, root); !s) return s.error();
+  if (auto s = CheckGenerators(f, task, root); !s) return s.error();
   if (auto s = CheckRoofline(f, task, *roofline); !s) return s.error();
   return task;
 }
@@ -502,11 +584,40 @@ Result<std::vector<Task>> LoadSuite(const std::string& suite_dir) {
 
 namespace {
 
+// Integers the engine keeps as float32 must stay exact.
+constexpr long kMaxExactInteger = 1L << 24;
+
+// The integer generators' parameters on this shape, and whether the array fits them.
+Status BindGenerator(BoundTensor& b, const Bindings& bindings, const std::string& where) {
+  auto eval = [&](const Expr& e, long& into) -> Status {
+    auto value = e.Evaluate(bindings);
+    if (!value) return Error{where + ": " + value.error().message};
+    if (*value < 0 || *value != std::floor(*value) || *value > kMaxExactInteger)
+      return Error{where + ": '" + e.text() + "' must be an integer in [0, 2^24], got " + fmt::format("{:g}", *value)};
+    into = static_cast<long>(*value);
+    return Ok{};
+  };
+  if (b.dist.kind == "indptr") {
+    if (auto s = eval(b.dist.total, b.total); !s) return s;
+    if (auto s = eval(b.dist.least, b.least); !s) return s;
+    const long parts = b.elements - 1;
+    if (parts < 1) return Error{where + ": an indptr array holds at least two offsets"};
+    if (b.total < parts * b.least)
+      return Error{where + fmt::format(": {} segments of at least {} each do not fit in a total of {}", parts, b.least,
+                                       b.total)};
+  } else if (b.dist.kind == "pages") {
+    if (auto s = eval(b.dist.pages, b.pages); !s) return s;
+    if (b.elements > b.pages)
+      return Error{where + fmt::format(": {} distinct page ids cannot be drawn from {} pages", b.elements, b.pages)};
+  }
+  return Ok{};
+}
+
 Result<std::vector<BoundTensor>> BindTensors(const std::vector<Tensor>& tensors, const Bindings& bindings,
                                              const std::string& where) {
   std::vector<BoundTensor> out;
   for (const auto& t : tensors) {
-    BoundTensor b{t.name, {}, 1, t.dist};
+    BoundTensor b{t.name, {}, 1, t.dtype, t.dist};
     for (const auto& dim : t.shape) {
       auto value = dim.Evaluate(bindings);
       if (!value) return Error{where + ", tensor '" + t.name + "': " + value.error().message};
@@ -516,6 +627,7 @@ Result<std::vector<BoundTensor>> BindTensors(const std::vector<Tensor>& tensors,
       b.dims.push_back(static_cast<long>(*value));
       b.elements *= b.dims.back();
     }
+    if (auto s = BindGenerator(b, bindings, where + ", tensor '" + t.name + "'"); !s) return s.error();
     out.push_back(std::move(b));
   }
   return out;
@@ -557,6 +669,42 @@ std::string BoundTask::ShapeHeader(bool float_constants) const {
   for (const auto& [name, value] : task->constants)
     out << "constexpr " << type << " " << name << " = " << value << ";\n";
   return out.str();
+}
+
+const char* DTypeName(DType type) {
+  switch (type) {
+    case DType::kBf16:
+      return "bf16";
+    case DType::kInt32:
+      return "int32";
+    default:
+      return "float32";
+  }
+}
+
+size_t DTypeBytes(DType type) { return type == DType::kBf16 ? 2 : 4; }
+
+const char* DTypeCType(DType type) {
+  switch (type) {
+    case DType::kBf16:
+      return "__nv_bfloat16";
+    case DType::kInt32:
+      return "int";
+    default:
+      return "float";
+  }
+}
+
+bool Task::PlainFloat32() const {
+  for (const auto& t : inputs)
+    if (t.dtype != DType::kFloat32 || !t.dist.random() || t.shape.empty()) return false;
+  for (const auto& t : outputs)
+    if (t.dtype != DType::kFloat32) return false;
+  return true;
+}
+
+bool Task::Bf16Inputs() const {
+  return std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.dtype == DType::kBf16; });
 }
 
 std::string ShapeText(const Bindings& params) {

@@ -10,18 +10,42 @@
 
 namespace accelopt::suite {
 
-/// How an input's values are drawn. Normal(mean, std) or Uniform[low, high).
+/// The element type of a tensor as the kernel sees it. The engine keeps every
+/// value as a float32 that the type represents exactly (a bf16 value, an
+/// integer below 2^24), so references and comparisons read float32 alike.
+enum class DType { kFloat32 = 0, kBf16 = 1, kInt32 = 2 };  // numbered as the cuda harness reads them
+
+/// "float32", "bf16", "int32": as task.yaml spells it.
+const char* DTypeName(DType type);
+/// Bytes per element on the device.
+size_t DTypeBytes(DType type);
+/// The C/CUDA element type: float, __nv_bfloat16, int.
+const char* DTypeCType(DType type);
+
+/// How an input's values are drawn (docs/task-format.md, "Inputs"):
+/// - normal(mean a, std b) and uniform[a, b): random floats (float32 or bf16);
+/// - constant: every element is a (a scalar such as a softmax scale);
+/// - indptr: int32 offsets [0, ..., total] of length-1 segments, each at least
+///   `least` long, lengths drawn with a spread of `spread` around their mean
+///   (0: all equal), as a batch of requests of unequal lengths;
+/// - pages: int32 page ids, distinct, drawn at random from [0, pages).
 struct Distribution {
-  std::string kind = "normal";  ///< "normal" or "uniform"
-  double a = 0;                 ///< mean (normal) or low (uniform)
-  double b = 1;                 ///< std (normal) or high (uniform)
+  std::string kind = "normal";
+  double a = 0;  ///< mean (normal), low (uniform) or the value (constant)
+  double b = 1;  ///< std (normal) or high (uniform)
+  Expr total, least, pages;
+  double spread = 0;
+  /// Random floats, redrawn (or perturbed) for every call; the other kinds
+  /// are structure the kernel reads as it is.
+  bool random() const { return kind == "normal" || kind == "uniform"; }
 };
 
-/// One kernel argument: an input or an output array of float32.
+/// One kernel argument: an input or an output array.
 struct Tensor {
   std::string name;
-  std::vector<Expr> shape;  ///< one expression per dimension
-  Distribution dist;        ///< inputs only
+  std::vector<Expr> shape;  ///< one expression per dimension; none: a scalar (one element)
+  DType dtype = DType::kFloat32;
+  Distribution dist;  ///< inputs only
 };
 
 /// The roofline model of DESIGN.md section 3, as expressions.
@@ -62,7 +86,7 @@ struct CodeSpec {
 };
 
 enum class TaskKind {
-  kKernel,  ///< a kernel over float32 arrays, checked against a reference, scored against a roofline
+  kKernel,  ///< a kernel over arrays, checked against a reference, scored against a roofline
   kCode,    ///< a code base: its own build, tests and benchmark (CodeSpec)
 };
 
@@ -85,6 +109,12 @@ struct Task {
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
   double tolerance = 2e-5;  ///< relative L2 error bound
+
+  /// Every input and output is float32 with a random distribution: what
+  /// the cpu target and external evaluators run.
+  bool PlainFloat32() const;
+  /// Some input is bf16 (its matrix arithmetic runs at the bf16 rate).
+  bool Bf16Inputs() const;
   RooflineExprs roofline;
 
   /// The reference and the baseline in a target's kernel language, by its
@@ -96,9 +126,11 @@ struct Task {
 /// A task at one shape: every dimension evaluated.
 struct BoundTensor {
   std::string name;
-  std::vector<long> dims;
+  std::vector<long> dims;  ///< empty for a scalar
   long elements = 1;
+  DType dtype = DType::kFloat32;
   Distribution dist;
+  long total = 0, least = 0, pages = 0;  ///< dist's expressions, evaluated (indptr, pages)
 };
 
 struct BoundTask {

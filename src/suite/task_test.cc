@@ -93,7 +93,7 @@ TEST_F(TaskFile, ErrorsNameFileFieldAndExpectation) {
 
   e = ErrorFor("kind: uniform", "kind: gaussian");
   EXPECT_NE(e.find("inputs[0].dist.kind"), std::string::npos) << e;
-  EXPECT_NE(e.find("expected 'normal' or 'uniform'"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected 'normal', 'uniform', 'constant', 'indptr' or 'pages'"), std::string::npos) << e;
 
   e = ErrorFor("low: -2, high: 2", "low: 2, high: -2");
   EXPECT_NE(e.find("high must exceed low"), std::string::npos) << e;
@@ -166,6 +166,75 @@ TEST_F(TaskFile, ARooflineThatFailsWhenEvaluatedIsRefused) {
 
 // Names become folder, file and C++ names: bounded and plain, refused when loading
 // (a 250-character task name was listed, then failed with "File name too long").
+// A paged-attention-like task: bf16 tensors, int32 offsets and page ids, a scalar.
+const char* kPaged = R"(name: demo
+shapes:
+  test: {batch: 3, pages: 40, used: 25, d: 4}
+  bench: {batch: 64, pages: 70000, used: 65536, d: 128}
+inputs:
+  - {name: q, shape: [batch, d], dtype: bf16}
+  - {name: k_cache, shape: [pages, d], dtype: bf16, dist: {kind: uniform, low: -1, high: 1}}
+  - {name: kv_indptr, shape: [batch + 1], dtype: int32, dist: {kind: indptr, total: used, least: 1, spread: 0.9}}
+  - {name: kv_indices, shape: [used], dtype: int32, dist: {kind: pages, pages: pages}}
+  - {name: sm_scale, shape: [], dist: {kind: constant, value: 0.5}}
+outputs:
+  - {name: out, shape: [batch, d], dtype: bf16}
+  - {name: lse, shape: [batch]}
+roofline: {flops_mm: 4*used*d, flops_vec: 0, min_bytes: 2*2*used*d}
+)";
+
+TEST_F(TaskFile, TypedTensorsGeneratorsAndScalarsLoadAndBind) {
+  auto task = LoadTask(Write(kPaged));
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  EXPECT_EQ(task->inputs[0].dtype, DType::kBf16);
+  EXPECT_EQ(task->inputs[2].dtype, DType::kInt32);
+  EXPECT_EQ(task->outputs[1].dtype, DType::kFloat32);
+  EXPECT_FALSE(task->PlainFloat32());
+  EXPECT_TRUE(task->Bf16Inputs());
+  auto bound = Bind(*task, "test");
+  ASSERT_TRUE(bound.ok()) << bound.error().message;
+  EXPECT_EQ(bound->inputs[2].elements, 4);
+  EXPECT_EQ(bound->inputs[2].total, 25);
+  EXPECT_EQ(bound->inputs[2].least, 1);
+  EXPECT_EQ(bound->inputs[3].pages, 40);
+  EXPECT_TRUE(bound->inputs[4].dims.empty());
+  EXPECT_EQ(bound->inputs[4].elements, 1);
+  EXPECT_FALSE(bound->inputs[2].dist.random());
+  EXPECT_TRUE(bound->inputs[1].dist.random());
+
+  auto load_with = [&](const std::string& from, const std::string& to) {
+    std::string yaml = kPaged;
+    auto at = yaml.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    yaml.replace(at, from.size(), to);
+    auto loaded = LoadTask(Write(yaml));
+    EXPECT_FALSE(loaded.ok()) << "accepted: " << to;
+    return loaded.ok() ? std::string() : loaded.error().message;
+  };
+  std::string e = load_with("dtype: bf16}", "dtype: fp8}");
+  EXPECT_NE(e.find("inputs[0].dtype"), std::string::npos) << e;
+  EXPECT_NE(e.find("float32 (the default), bf16 or int32"), std::string::npos) << e;
+  e = load_with("dtype: int32, dist: {kind: pages", "dist: {kind: pages");
+  EXPECT_NE(e.find("inputs[3].dist.kind"), std::string::npos) << e;
+  EXPECT_NE(e.find("must be int32"), std::string::npos) << e;
+  e = load_with("total: used", "total: 2");
+  EXPECT_NE(e.find("64 segments of at least 1 each do not fit in a total of 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("shape 'bench', tensor 'kv_indptr'"), std::string::npos) << e;
+  e = load_with("pages: pages}", "pages: 30000}");
+  EXPECT_NE(e.find("65536 distinct page ids cannot be drawn from 30000 pages"), std::string::npos) << e;
+  e = load_with("total: used", "total: nope");
+  EXPECT_NE(e.find("inputs[2].dist.total"), std::string::npos) << e;
+  e = load_with("spread: 0.9", "spread: 1.5");
+  EXPECT_NE(e.find("0 <= spread < 1"), std::string::npos) << e;
+  e = load_with("{name: lse, shape: [batch]}", "{name: lse, shape: []}");
+  EXPECT_NE(e.find("an output needs at least one dimension"), std::string::npos) << e;
+  e = load_with("{name: lse, shape: [batch]}", "{name: lse, shape: [batch], dtype: int32}");
+  EXPECT_NE(e.find("outputs are float32 or bf16"), std::string::npos) << e;
+  e = load_with("pages: pages}", "pages: pages, seed: 3}");
+  EXPECT_NE(e.find("inputs[3].dist.seed"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown field"), std::string::npos) << e;
+}
+
 TEST_F(TaskFile, NamesAreBoundedAndPlain) {
   const std::string long_name(250, 'a');
   std::string yaml = kValid;

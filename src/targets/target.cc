@@ -47,8 +47,9 @@ Result<std::string> Target::Baseline(const suite::Task& task) const {
 
 std::string Target::Signature(const suite::Task& task) const {
   std::string signature;
-  for (const auto& t : task.inputs) signature += (signature.empty() ? "" : ", ") + ("const float* " + t.name);
-  for (const auto& t : task.outputs) signature += ", float* " + t.name;
+  for (const auto& t : task.inputs)
+    signature += (signature.empty() ? "const " : ", const ") + std::string(suite::DTypeCType(t.dtype)) + "* " + t.name;
+  for (const auto& t : task.outputs) signature += ", " + std::string(suite::DTypeCType(t.dtype)) + "* " + t.name;
   return signature;
 }
 

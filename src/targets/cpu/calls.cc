@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "eval/draw.h"
 #include "eval/harness_buffers.h"
 #include "eval/perturb.h"
 #include "eval/streaming.h"
@@ -121,8 +122,8 @@ void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, Ou
       const long n = bound.inputs[i].elements;
       auto [begin, end] = Part(n, part, parts);
       float* into = reinterpret_cast<float*>(process.input(i));
-      if (inputs.perturb)
-        eval::PerturbRange(set, into, begin, end, *inputs.perturb, i);
+      if (inputs.perturb && eval::PerturbMask(bound.inputs[i]))
+        eval::PerturbRange(set, into, begin, end, *inputs.perturb, i, eval::PerturbMask(bound.inputs[i]));
       else
         eval::StreamCopy(into + begin, set + begin, static_cast<size_t>(end - begin) * sizeof(float));
       if (flush)

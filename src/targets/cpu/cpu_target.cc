@@ -120,7 +120,7 @@ class CpuTarget : public targets::Target {
 
   bool Supports(const suite::Task& task) const override {
     std::error_code ec;
-    return fs::exists(task.baseline_path(kKernelExtension), ec) &&
+    return task.PlainFloat32() && fs::exists(task.baseline_path(kKernelExtension), ec) &&
            fs::exists(task.reference_path(kKernelExtension), ec);
   }
 

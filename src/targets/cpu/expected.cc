@@ -9,7 +9,7 @@
 #include "core/clock.h"
 #include "core/json_io.h"
 #include "eval/compare.h"
-#include "eval/inputs.h"
+#include "eval/draw.h"
 #include "targets/cpu/calls.h"
 #include "targets/cpu/compiler.h"
 
@@ -89,7 +89,7 @@ void Expected::Draw(const suite::BoundTask& bound, int seeds, double scale, int 
     float* p = set.data();
     for (size_t i = 0; i < bound.inputs.size(); ++i) {
       const auto& t = bound.inputs[i];
-      eval::FillRandom(p, t.elements, seed, i, {t.dist.kind == "normal", scale * t.dist.a, scale * t.dist.b});
+      eval::DrawInput(t, p, seed, i, scale);
       p += t.elements;
     }
     sets_.push_back(std::move(set));

@@ -13,6 +13,7 @@
 #include "core/paths.h"
 #include "core/scratch.h"
 #include "eval/compare.h"
+#include "eval/draw.h"
 #include "eval/perturb.h"
 #include "eval/sandbox.h"
 #include "eval/stats.h"
@@ -82,16 +83,30 @@ HarnessReport ReadReport(const std::string& text) {
 }
 
 // "" when the output passes; else why not.
-std::string Judge(const ErrorStats& e, const std::string& output, const std::string& label, double tolerance) {
-  const std::string what = "output '" + output + "' (" + label + "): ";
+std::string Judge(const ErrorStats& e, const suite::BoundTensor& output, const std::string& label, double tolerance) {
+  const std::string what = "output '" + output.name + "' (" + label + "): ";
   if (!e.finite()) return what + fmt::format("{} NaN and {} Inf of {} values", e.nan_count, e.inf_count, e.elements);
   if (e.rel_l2 > tolerance) return what + fmt::format("relative L2 error {:.3g} exceeds {:.3g}", e.rel_l2, tolerance);
-  if (e.bounded && e.over_bound > 0)
-    return what + fmt::format(
-                      "element {} is off by {:.3g} where float32 rounding allows {:.3g} ({} of {} elements beyond "
-                      "their bound: a dropped or changed term?)",
-                      e.worst_index, e.worst_error, e.worst_bound, e.over_bound, e.elements);
+  if (e.bounded && e.over_bound > 0) {
+    const std::string allowed = output.dtype == suite::DType::kBf16
+                                    ? fmt::format("the bf16 tolerance (absolute {:g}, relative {:g}) allows {:.3g}",
+                                                  eval::kBf16Atol, eval::kBf16Rtol, e.worst_bound)
+                                    : fmt::format("float32 rounding allows {:.3g}", e.worst_bound);
+    return what + fmt::format("element {} is off by {:.3g} where {} ({} of {} elements beyond their bound{})",
+                              e.worst_index, e.worst_error, allowed, e.over_bound, e.elements,
+                              output.dtype == suite::DType::kBf16 ? "" : ": a dropped or changed term?");
+  }
   return "";
+}
+
+// One output against the reference: a bf16 output by FlashInfer-Bench's
+// tolerances, a float32 one by float32 rounding where the reference's float32
+// evaluation exists; both by the relative L2 error.
+ErrorStats CompareOutput(const suite::BoundTensor& output, const float* out, const double* ref, const float* ref32,
+                         double floor) {
+  const size_t n = static_cast<size_t>(output.elements);
+  if (output.dtype == suite::DType::kBf16) return eval::CompareWithin(out, ref, n);
+  return ref32 ? eval::CompareOutputs(out, ref, ref32, n, floor) : eval::CompareOutputs(out, ref, n);
 }
 
 class CudaTarget : public targets::Target {
@@ -209,22 +224,53 @@ class CudaTarget : public targets::Target {
       const float* base = expected.set(expected.checked(k).set);
       long at = 0;
       for (size_t i = 0; i < bound.inputs.size(); at += bound.inputs[i].elements, ++i)
-        eval::Perturb(base + at, perturbed.data() + at, bound.inputs[i].elements, expected.checked(k).seed, i);
+        eval::Perturb(base + at, perturbed.data() + at, bound.inputs[i].elements, expected.checked(k).seed, i,
+                      eval::PerturbMask(bound.inputs[i]));
       out.write(reinterpret_cast<const char*>(perturbed.data()), per_set * sizeof(float));
     }
     if (!out) return Error{"cannot write the input sets to " + path.string()};
     return Ok{};
   }
 
+  // The fixed inputs (constants, offsets, page ids) of every fresh call, back
+  // to back in call order: drawn here, each call from a seed of its own, as
+  // the harness draws the random ones on the device.
+  Status WriteTables(const suite::BoundTask& bound, const std::vector<long>& calls, const fs::path& path) {
+    std::ofstream out(path, std::ios::binary);
+    std::vector<float> values;
+    for (long slot : calls) {
+      if (slot >= 0) continue;
+      const uint64_t seed = rng_();
+      for (size_t i = 0; i < bound.inputs.size(); ++i) {
+        if (bound.inputs[i].dist.random()) continue;
+        values.resize(static_cast<size_t>(bound.inputs[i].elements));
+        eval::DrawInput(bound.inputs[i], values.data(), seed, i);
+        out.write(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+      }
+    }
+    if (!out) return Error{"cannot write the fresh calls' fixed inputs to " + path.string()};
+    return Ok{};
+  }
+
   std::string Plan(const suite::BoundTask& bound, const std::vector<long>& calls, size_t slots) {
-    std::string plan = "inputs " + std::to_string(bound.inputs.size());
-    for (const auto& t : bound.inputs) plan += " " + std::to_string(t.elements);
-    plan += "\ndists";
+    auto list = [](const std::vector<suite::BoundTensor>& tensors, auto field) {
+      std::string text;
+      for (const auto& t : tensors) text += " " + std::to_string(field(t));
+      return text;
+    };
+    const auto elements = [](const suite::BoundTensor& t) { return t.elements; };
+    const auto type = [](const suite::BoundTensor& t) { return static_cast<int>(t.dtype); };
+    std::string plan = "inputs " + std::to_string(bound.inputs.size()) + list(bound.inputs, elements);
+    plan += "\nitypes" + list(bound.inputs, type) + "\ndists";
     for (const auto& t : bound.inputs)
-      plan += fmt::format(" {} {:.17g} {:.17g}", t.dist.kind == "normal" ? 1 : 0, t.dist.a, t.dist.b);
-    plan += "\noutputs " + std::to_string(bound.outputs.size());
-    for (const auto& t : bound.outputs) plan += " " + std::to_string(t.elements);
-    plan += "\nslots " + std::to_string(slots) + " slots.bin\ncalls " + std::to_string(calls.size());
+      plan += fmt::format(" {} {:.17g} {:.17g}",
+                          !t.dist.random()          ? 2
+                          : t.dist.kind == "normal" ? 1
+                                                    : 0,
+                          t.dist.a, t.dist.b);
+    plan += "\noutputs " + std::to_string(bound.outputs.size()) + list(bound.outputs, elements);
+    plan += "\notypes" + list(bound.outputs, type);
+    plan += "\nslots " + std::to_string(slots) + " slots.bin\ntables tables.bin\ncalls " + std::to_string(calls.size());
     for (long c : calls) plan += " " + std::to_string(c);
     return plan + "\nseed " + std::to_string(rng_() >> 1) + "\nflush_bytes 0\n";
   }
@@ -268,6 +314,7 @@ class CudaTarget : public targets::Target {
             WriteFile((dir / "plan.txt").string(), Plan(bound, calls, expected.seeds() + expected.checked_count()));
         !s)
       return s;
+    if (auto s = WriteTables(bound, calls, dir / "tables.bin"); !s) return s;
     eval::SandboxRequest request;
     request.workdir = dir.string();
     if (memcheck) {
@@ -348,10 +395,9 @@ class CudaTarget : public targets::Target {
       const float* ref32 = expected.reference32(slot);
       for (size_t i = 0; i < bound.outputs.size(); ++i) {
         const size_t n = static_cast<size_t>(bound.outputs[i].elements);
-        ErrorStats e =
-            ref32 ? eval::CompareOutputs(o, ref, ref32, n, expected.floor(slot, i)) : eval::CompareOutputs(o, ref, n);
+        const ErrorStats e = CompareOutput(bound.outputs[i], o, ref, ref32, ref32 ? expected.floor(slot, i) : 0);
         if (profile.status == Verdict::kOk)
-          if (std::string why = Judge(e, bound.outputs[i].name, label, profile.tolerance); !why.empty()) {
+          if (std::string why = Judge(e, bound.outputs[i], label, profile.tolerance); !why.empty()) {
             profile.status = Verdict::kWrongAnswer;
             profile.message = why;
           }

@@ -8,18 +8,24 @@
 //
 // PLAN (text, one item per line):
 //   inputs N n_0 ... n_{N-1}        elements of each input
-//   dists normal_0 a_0 b_0 ...      per input: 1 normal(a mean, b std) / 0 uniform[a, b)
+//   itypes t_0 ... t_{N-1}          element types: 0 float32, 1 bf16, 2 int32
+//   dists kind_0 a_0 b_0 ...        per input: 1 normal(a mean, b std), 0 uniform[a, b),
+//                                   2 fixed (constants and integers: from TABLES on a fresh call)
 //   outputs N n_0 ... n_{N-1}
-//   slots S FILE                    S input sets, every input back to back, float32
+//   otypes t_0 ... t_{N-1}
+//   slots S FILE                    S input sets, every input back to back, float32 values
+//   tables FILE                     per fresh call, in order, its fixed inputs back to back
 //   calls C k_0 ... k_{C-1}         per call: a slot (its outputs are written to
-//                                   OUTPUTS, in call order), or -1: fresh inputs
+//                                   OUTPUTS, in call order, as float32), or -1: fresh inputs
 //   seed X                          for the fresh inputs
 //   flush_bytes B                   0: twice the device's L2
 //
-// Every call is prepared alike: its inputs written (copied from a slot, or
-// drawn on the device), a device copy of them kept, every output poisoned
-// with NaN, the L2 flushed by writing a buffer larger than it, then the
-// device synchronized. The call is timed on the host clock from the moment
+// Every value the engine sends is a float32 its element type represents
+// exactly; the harness converts it on the device. Every call is prepared
+// alike: its inputs written (copied from a slot, or drawn on the device, the
+// fixed ones copied from TABLES), a device copy of them kept, every output
+// poisoned with NaN (all bits set), the L2 flushed by writing a buffer larger
+// than it, then the device synchronized. The call is timed on the host clock from the moment
 // kernel() is entered to the end of a device-wide synchronization after it
 // returns: work on any stream, and work left running, counts. Then the
 // inputs are compared with the kept copy on the device.
@@ -33,6 +39,7 @@
 //   done
 // Exit status: 0 done; 1 the harness could not set up; 2 the kernel failed.
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -49,12 +56,18 @@ namespace {
 
 constexpr int kMaxArguments = 24;
 
+enum Type { kFloat32 = 0, kBf16 = 1, kInt32 = 2 };
+enum Kind { kUniform = 0, kNormal = 1, kFixed = 2 };
+
+size_t Bytes(int type) { return type == kBf16 ? 2 : 4; }
+
 struct Plan {
   std::vector<long> inputs, outputs;
-  std::vector<int> normal;
+  std::vector<int> itypes, otypes;
+  std::vector<int> kind;
   std::vector<double> a, b;
   long slots = 0;
-  std::string slots_file;
+  std::string slots_file, tables_file;
   std::vector<long> calls;
   unsigned long long seed = 1;
   long long flush_bytes = 0;
@@ -86,15 +99,21 @@ bool ReadPlan(const char* path, Plan& plan) {
       auto& v = key == "inputs" ? plan.inputs : plan.outputs;
       v.resize(n);
       for (long& x : v) in >> x;
+    } else if (key == "itypes" || key == "otypes") {
+      auto& v = key == "itypes" ? plan.itypes : plan.otypes;
+      v.resize(key == "itypes" ? plan.inputs.size() : plan.outputs.size());
+      for (int& t : v) in >> t;
     } else if (key == "dists") {
       for (size_t i = 0; i < plan.inputs.size(); ++i) {
-        int normal = 1;
+        int kind = 1;
         double a = 0, b = 1;
-        in >> normal >> a >> b;
-        plan.normal.push_back(normal), plan.a.push_back(a), plan.b.push_back(b);
+        in >> kind >> a >> b;
+        plan.kind.push_back(kind), plan.a.push_back(a), plan.b.push_back(b);
       }
     } else if (key == "slots") {
       in >> plan.slots >> plan.slots_file;
+    } else if (key == "tables") {
+      in >> plan.tables_file;
     } else if (key == "calls") {
       in >> n;
       plan.calls.resize(n);
@@ -108,7 +127,8 @@ bool ReadPlan(const char* path, Plan& plan) {
     }
     if (!in) return false;
   }
-  return plan.normal.size() == plan.inputs.size() && !plan.outputs.empty() &&
+  return plan.kind.size() == plan.inputs.size() && plan.itypes.size() == plan.inputs.size() &&
+         plan.otypes.size() == plan.outputs.size() && !plan.outputs.empty() &&
          plan.inputs.size() + plan.outputs.size() <= kMaxArguments;
 }
 
@@ -119,19 +139,38 @@ __device__ unsigned long long Mix(unsigned long long x) {
   return x ^ (x >> 31);
 }
 
+__device__ void Store(float* out, long i, float v) { out[i] = v; }
+__device__ void Store(__nv_bfloat16* out, long i, float v) { out[i] = __float2bfloat16_rn(v); }
+__device__ void Store(int* out, long i, float v) { out[i] = static_cast<int>(v); }
+
 // Fresh inputs, drawn on the device: element i depends on (seed, i) only.
-__global__ void Draw(float* out, long n, unsigned long long seed, int normal, float a, float b) {
+template <typename T>
+__global__ void Draw(T* out, long n, unsigned long long seed, int normal, float a, float b) {
   for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long>(gridDim.x) * blockDim.x) {
     const unsigned long long r = Mix(seed ^ Mix(static_cast<unsigned long long>(i)));
     const float u1 = (static_cast<float>(r >> 40) + 0.5f) * (1.0f / 16777216.0f);
     const float u2 = static_cast<float>((r >> 16) & 0xffffff) * (1.0f / 16777216.0f);
-    out[i] = normal ? a + b * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2) : a + (b - a) * u2;
+    Store(out, i, normal ? a + b * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2) : a + (b - a) * u2);
   }
 }
 
-// Counts the words of `now` that differ from `kept`, bit for bit.
-__global__ void CountChanged(const unsigned* now, const unsigned* kept, long n, unsigned long long* changed) {
+// float32 values (exact in the type) into an array of the element type.
+template <typename T>
+__global__ void FromFloat(const float* in, T* out, long n) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long>(gridDim.x) * blockDim.x)
+    Store(out, i, in[i]);
+}
+
+__global__ void Bf16ToFloat(const __nv_bfloat16* in, float* out, long n) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long>(gridDim.x) * blockDim.x)
+    out[i] = __bfloat162float(in[i]);
+}
+
+// Counts the bytes of `now` that differ from `kept`.
+__global__ void CountChanged(const unsigned char* now, const unsigned char* kept, long n, unsigned long long* changed) {
   unsigned long long local = 0;
   for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long>(gridDim.x) * blockDim.x)
@@ -150,13 +189,45 @@ void CallKernel(void* fn, const std::vector<void*>& args, cudaStream_t stream) {
   for (size_t i = 0; i < args.size(); ++i) a[i] = args[i];
   a[args.size()] = stream;
   using F = void (*)(P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
-  reinterpret_cast<F>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
-                          a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24]);
+  reinterpret_cast<F>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14],
+                          a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24]);
 }
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+std::vector<float> ReadFloats(const std::string& path, long count) {
+  std::vector<float> values(static_cast<size_t>(count));
+  if (count == 0) return values;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  const bool ok = f && std::fread(values.data(), sizeof(float), values.size(), f) == values.size();
+  if (f) std::fclose(f);
+  if (!ok) Fail("setup", "cannot read " + std::to_string(count) + " values from " + path, 1);
+  return values;
 }
+
+// Host float32 values into a device array of `type`, through `staging`.
+void Upload(const float* from, long n, int type, void* to, float* staging) {
+  if (type == kFloat32) {
+    Check(cudaMemcpy(to, from, n * sizeof(float), cudaMemcpyHostToDevice), "copying inputs");
+    return;
+  }
+  Check(cudaMemcpy(staging, from, n * sizeof(float), cudaMemcpyHostToDevice), "copying inputs");
+  if (type == kBf16)
+    FromFloat<<<1024, 256>>>(staging, static_cast<__nv_bfloat16*>(to), n);
+  else
+    FromFloat<<<1024, 256>>>(staging, static_cast<int*>(to), n);
+  Check(cudaGetLastError(), "converting inputs");
+}
+
+// A device output of `type` into host float32 values.
+void Download(const void* from, long n, int type, float* to, float* staging) {
+  const void* source = from;
+  if (type == kBf16) {
+    Bf16ToFloat<<<1024, 256>>>(static_cast<const __nv_bfloat16*>(from), staging, n);
+    source = staging;
+  }
+  Check(cudaMemcpy(to, source, n * sizeof(float), cudaMemcpyDeviceToHost), "copying outputs");
+}
+
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
@@ -177,35 +248,41 @@ int main(int argc, char** argv) {
   Say("device " + std::string(prop.name) + " sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + " " +
       std::to_string(prop.l2CacheSize));
 
-  long per_set = 0;
-  for (long n : plan.inputs) per_set += n;
-  std::vector<float> slots(static_cast<size_t>(plan.slots * per_set));
-  {
-    FILE* f = std::fopen(plan.slots_file.c_str(), "rb");
-    if (!f || std::fread(slots.data(), sizeof(float), slots.size(), f) != slots.size())
-      Fail("setup", "cannot read the input sets " + plan.slots_file, 1);
-    std::fclose(f);
+  long per_set = 0, fixed_per_call = 0, fresh_calls = 0;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    per_set += plan.inputs[i];
+    if (plan.kind[i] == kFixed) fixed_per_call += plan.inputs[i];
   }
+  for (long k : plan.calls) fresh_calls += k < 0;
+  const std::vector<float> slots = ReadFloats(plan.slots_file, plan.slots * per_set);
+  const std::vector<float> tables = ReadFloats(plan.tables_file, fresh_calls * fixed_per_call);
   FILE* outputs_file = std::fopen(argv[4], "wb");
   if (!outputs_file) Fail("setup", std::string("cannot write ") + argv[4], 1);
 
   // Every buffer is allocated before the kernel is loaded: what the kernel
   // allocates later cannot land on them.
   std::vector<void*> args;
-  std::vector<float*> kept;
-  for (long n : plan.inputs) {
+  std::vector<unsigned char*> kept;
+  long largest = 1;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
     void *p = nullptr, *k = nullptr;
-    Check(cudaMalloc(&p, std::max<long>(n, 1) * sizeof(float)), "cudaMalloc (input)");
-    Check(cudaMalloc(&k, std::max<long>(n, 1) * sizeof(float)), "cudaMalloc (input copy)");
-    args.push_back(p), kept.push_back(static_cast<float*>(k));
+    const size_t bytes = std::max<long>(plan.inputs[i], 1) * Bytes(plan.itypes[i]);
+    Check(cudaMalloc(&p, bytes), "cudaMalloc (input)");
+    Check(cudaMalloc(&k, bytes), "cudaMalloc (input copy)");
+    args.push_back(p), kept.push_back(static_cast<unsigned char*>(k));
+    largest = std::max(largest, plan.inputs[i]);
   }
   long out_elements = 0;
-  for (long n : plan.outputs) {
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
     void* p = nullptr;
-    Check(cudaMalloc(&p, std::max<long>(n, 1) * sizeof(float)), "cudaMalloc (output)");
+    Check(cudaMalloc(&p, std::max<long>(plan.outputs[o], 1) * Bytes(plan.otypes[o])), "cudaMalloc (output)");
     args.push_back(p);
-    out_elements += n;
+    out_elements += plan.outputs[o];
+    largest = std::max(largest, plan.outputs[o]);
   }
+  // float32 values on their way to or from an array of another type.
+  float* staging = nullptr;
+  Check(cudaMalloc(&staging, largest * sizeof(float)), "cudaMalloc (staging)");
   const long long flush_bytes = plan.flush_bytes > 0 ? plan.flush_bytes : 2LL * prop.l2CacheSize;
   void* flush = nullptr;
   Check(cudaMalloc(&flush, flush_bytes), "cudaMalloc (L2 flush buffer)");
@@ -230,20 +307,30 @@ int main(int argc, char** argv) {
   if (!fn) Fail("load", "the library defines no extern \"C\" function 'kernel'", 2);
 
   std::vector<float> host_out(static_cast<size_t>(out_elements));
+  long fresh = 0;
   for (size_t c = 0; c < plan.calls.size(); ++c) {
     const long slot = plan.calls[c];
+    const float* fixed = slot < 0 ? tables.data() + fresh++ * fixed_per_call : nullptr;
     for (size_t i = 0, at = 0; i < plan.inputs.size(); at += plan.inputs[i], ++i) {
       const long n = plan.inputs[i];
-      if (slot >= 0)
-        Check(cudaMemcpy(args[i], slots.data() + slot * per_set + at, n * sizeof(float), cudaMemcpyHostToDevice),
-              "copying inputs");
-      else
-        Draw<<<1024, 256>>>(static_cast<float*>(args[i]), n, plan.seed + 0x100000000ull * c + i, plan.normal[i],
-                            static_cast<float>(plan.a[i]), static_cast<float>(plan.b[i]));
-      Check(cudaMemcpy(kept[i], args[i], n * sizeof(float), cudaMemcpyDeviceToDevice), "keeping inputs");
+      const int type = plan.itypes[i];
+      if (slot >= 0 || plan.kind[i] == kFixed) {
+        const float* from = slot >= 0 ? slots.data() + slot * per_set + at : fixed;
+        if (slot < 0) fixed += n;
+        Upload(from, n, type, args[i], staging);
+      } else {
+        const unsigned long long seed = plan.seed + 0x100000000ull * c + i;
+        const float a = static_cast<float>(plan.a[i]), b = static_cast<float>(plan.b[i]);
+        if (type == kBf16)
+          Draw<<<1024, 256>>>(static_cast<__nv_bfloat16*>(args[i]), n, seed, plan.kind[i], a, b);
+        else
+          Draw<<<1024, 256>>>(static_cast<float*>(args[i]), n, seed, plan.kind[i], a, b);
+      }
+      Check(cudaMemcpy(kept[i], args[i], n * Bytes(type), cudaMemcpyDeviceToDevice), "keeping inputs");
     }
     for (size_t o = 0; o < plan.outputs.size(); ++o)
-      Check(cudaMemset(args[plan.inputs.size() + o], 0xff, plan.outputs[o] * sizeof(float)), "poisoning outputs");
+      Check(cudaMemset(args[plan.inputs.size() + o], 0xff, plan.outputs[o] * Bytes(plan.otypes[o])),
+            "poisoning outputs");
     Check(cudaMemset(flush, static_cast<int>(c & 0x7f), flush_bytes), "flushing L2");
     Check(cudaDeviceSynchronize(), "preparing a call");
 
@@ -258,8 +345,8 @@ int main(int argc, char** argv) {
 
     Check(cudaMemset(changed, 0, sizeof *changed), "inputs check");
     for (size_t i = 0; i < plan.inputs.size(); ++i)
-      CountChanged<<<1024, 256>>>(static_cast<const unsigned*>(args[i]), reinterpret_cast<const unsigned*>(kept[i]),
-                                  plan.inputs[i], changed);
+      CountChanged<<<1024, 256>>>(static_cast<const unsigned char*>(args[i]), kept[i],
+                                  plan.inputs[i] * Bytes(plan.itypes[i]), changed);
     unsigned long long count = 0;
     Check(cudaMemcpy(&count, changed, sizeof count, cudaMemcpyDeviceToHost), "inputs check");
     if (count) Say("inputs_changed " + std::to_string(c));
@@ -267,8 +354,7 @@ int main(int argc, char** argv) {
     if (slot < 0) continue;
     float* into = host_out.data();
     for (size_t o = 0; o < plan.outputs.size(); into += plan.outputs[o], ++o)
-      Check(cudaMemcpy(into, args[plan.inputs.size() + o], plan.outputs[o] * sizeof(float), cudaMemcpyDeviceToHost),
-            "copying outputs");
+      Download(args[plan.inputs.size() + o], plan.outputs[o], plan.otypes[o], into, staging);
     if (std::fwrite(host_out.data(), sizeof(float), host_out.size(), outputs_file) != host_out.size())
       Fail("setup", std::string("cannot write ") + argv[4], 1);
   }

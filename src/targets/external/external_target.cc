@@ -119,6 +119,7 @@ Json TaskJson(const suite::BoundTask& bound) {
       out.push_back({{"name", t.name},
                      {"dims", t.dims},
                      {"elements", t.elements},
+                     {"dtype", suite::DTypeName(t.dtype)},
                      {"dist", {{"kind", t.dist.kind}, {"a", t.dist.a}, {"b", t.dist.b}}}});
     return out;
   };
@@ -167,7 +168,7 @@ class ExternalTarget : public targets::Target {
 
   bool Supports(const suite::Task& task) const override {
     std::error_code ec;
-    return fs::exists(task.baseline_path(info_.file_extension), ec) &&
+    return task.PlainFloat32() && fs::exists(task.baseline_path(info_.file_extension), ec) &&
            fs::exists(task.reference_path(info_.file_extension), ec);
   }
 
