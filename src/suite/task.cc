@@ -551,17 +551,20 @@ Result<Task> LoadTask(const std::string& dir) {
   try {
     auto task = ParseTask(fields, root, dir);
     if (!task || task->kind == TaskKind::kCode) return task;
-    // A reference and a baseline in one kernel language at least (reference.cpp
-    // and baseline.cpp for the cpu target); which targets can run it is theirs to say.
-    std::string missing = (fs::path(dir) / "reference.cpp").string();
+    // A reference and a baseline at least (reference.cpp and baseline.cpp for
+    // the cpu target; the cuda target pairs baseline.cu with reference.cpp);
+    // which targets can run it is theirs to say.
     std::error_code ec;
+    bool reference = false, baseline = false;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().stem() != "reference") continue;
-      const fs::path baseline = fs::path(dir) / ("baseline" + entry.path().extension().string());
-      if (fs::exists(baseline, ec)) return task;
-      missing = baseline.string();
+      reference = reference || entry.path().stem() == "reference";
+      baseline = baseline || entry.path().stem() == "baseline";
     }
-    return Error{missing + ": missing (every task needs a reference and a baseline in one kernel language)"};
+    if (reference && baseline) return task;
+    const fs::path missing = fs::path(dir) / (reference ? "baseline.cpp" : "reference.cpp");
+    return Error{missing.string() +
+                 ": missing (every task needs a reference and a baseline: reference.cpp and baseline.cpp, or "
+                 "another target's own files)"};
   } catch (const YAML::Exception& e) {
     return Error{file + ": malformed at line " + std::to_string(e.mark.line + 1) + ": " + e.msg};
   }
