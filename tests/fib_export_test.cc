@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -473,6 +474,65 @@ TEST_F(FibExport, TheCommandWritesAndFailsClearly) {
   EXPECT_EQ(definitions["scale"], "scale_m_n_f32");
   EXPECT_TRUE(definitions["plain"].is_null());
   EXPECT_EQ(testing::Accelopt("export fob 1 x").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace accelopt
+
+namespace accelopt {
+namespace {
+
+// A paged-attention workload: its page tables go into a safetensors file that
+// FlashInfer-Bench loads (the same one on every export), sm_scale is a scalar.
+TEST(FibWorkload, PageTablesAreSafetensorsAndTheScaleAScalar) {
+  auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/suite/gqa_paged_decode_h32_kv8_d128_ps1");
+  ASSERT_TRUE(task) << task.error().message;
+  auto bound = suite::Bind(*task, "test");
+  ASSERT_TRUE(bound) << bound.error().message;
+  const Json w = run::FibWorkloadJson(*bound);
+  const std::string blob = run::FibWorkloadBlob(*bound);
+  EXPECT_EQ(blob, "blob/workloads/attention/gqa_paged_decode_h32_kv8_d128_ps1/" + w["uuid"].get<std::string>() +
+                      ".safetensors");
+  EXPECT_EQ(w["inputs"]["q"]["type"], "random");
+  EXPECT_EQ(w["inputs"]["sm_scale"], (Json{{"type", "scalar"}, {"value", 0.08838834764831845}}));
+  for (const char* name : {"kv_indptr", "kv_indices"})
+    EXPECT_EQ(w["inputs"][name], (Json{{"type", "safetensors"}, {"path", blob}, {"tensor_key", name}})) << name;
+  EXPECT_EQ(w["axes"]["num_kv_indices"], 37);
+
+  testing::TempDir dir;
+  ASSERT_TRUE(run::WriteFibWorkloadBlob(*bound, dir.path()));
+  auto bytes = ReadFile(dir.path() + "/" + blob);
+  ASSERT_TRUE(bytes) << bytes.error().message;
+  ASSERT_GT(bytes->size(), 8u);
+  uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i) header_size = header_size << 8 | static_cast<unsigned char>((*bytes)[i]);
+  EXPECT_EQ(header_size % 8, 0u);
+  const Json header = Json::parse(bytes->substr(8, header_size));
+  EXPECT_EQ(header["kv_indptr"]["dtype"], "I32");
+  EXPECT_EQ(header["kv_indptr"]["shape"], (Json{4}));
+  EXPECT_EQ(header["kv_indices"]["shape"], (Json{37}));
+  const std::string data = bytes->substr(8 + header_size);
+  auto int_at = [&](const Json& t, long i) {
+    int32_t v = 0;
+    std::memcpy(&v, data.data() + t["data_offsets"][0].get<size_t>() + 4 * i, 4);
+    return v;
+  };
+  EXPECT_EQ(data.size(), (4u + 37u) * 4);
+  EXPECT_EQ(int_at(header["kv_indptr"], 0), 0);
+  EXPECT_EQ(int_at(header["kv_indptr"], 3), 37);
+  std::set<int32_t> pages;
+  for (long i = 0; i < 37; ++i) pages.insert(int_at(header["kv_indices"], i));
+  EXPECT_EQ(pages.size(), 37u);
+  EXPECT_LT(*pages.rbegin(), 50);
+
+  testing::TempDir again;
+  ASSERT_TRUE(run::WriteFibWorkloadBlob(*bound, again.path()));
+  EXPECT_EQ(ReadFile(again.path() + "/" + blob).value(), *bytes) << "the same workload file on every export";
+
+  // A task without integer inputs has no workload file.
+  auto silu = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/suite/silu");
+  ASSERT_TRUE(silu);
+  EXPECT_EQ(run::FibWorkloadBlob(*suite::Bind(*silu, "test")), "");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -10,6 +11,8 @@
 
 #include "core/hash.h"
 #include "core/text.h"
+#include "eval/draw.h"
+#include "run/safetensors.h"
 
 namespace accelopt::run {
 namespace fs = std::filesystem;
@@ -207,14 +210,14 @@ Result<FibTaskExport> WriteTask(const RunContext& rc, const suite::Task& task, c
   const Candidate& baseline = *e.baseline;
   FibTaskExport out;
   out.task = task.name;
-  out.definition = task.fib_definition.empty() ? task.name : task.fib_definition;
+  out.definition = FibDefinitionOf(task);
   out.definition_is_task_name = task.fib_definition.empty();
   out.baseline_id = baseline.id;
   out.best_id = e.best->id;
   out.speedup = baseline.latency() / e.best->latency();
 
   const std::string hardware = HardwareOf(rc.run->config, *e.best);
-  const std::string op_type = task.family.empty() ? "uncategorized" : task.family;
+  const std::string op_type = FibOpTypeOf(task);
   const fs::path root(options.out_dir);
   const fs::path solutions_dir = root / "solutions" / options.author / op_type / out.definition;
   const fs::path traces_dir = root / "traces" / options.author / op_type;
@@ -224,6 +227,8 @@ Result<FibTaskExport> WriteTask(const RunContext& rc, const suite::Task& task, c
   Json libs = Json::object();
   if (!options.version.empty()) libs["accelopt"] = options.version;
   const Json workload = FibWorkloadJson(e.bound);
+  if (auto s = WriteFibWorkloadBlob(e.bound, options.out_dir); !s) return s.error();
+  if (const std::string blob = FibWorkloadBlob(e.bound); !blob.empty()) out.files.push_back(blob);
   std::vector<const Candidate*> exported = {&baseline};
   if (e.best->id != baseline.id) exported.push_back(e.best);
   std::set<std::string> names;
@@ -295,10 +300,57 @@ std::string FibWorkloadUuid(const suite::Task& task, const std::string& shape, c
   return u.substr(0, 8) + "-" + u.substr(8, 4) + "-" + u.substr(12, 4) + "-" + u.substr(16, 4) + "-" + u.substr(20);
 }
 
+std::string FibDefinitionOf(const suite::Task& task) {
+  return task.fib_definition.empty() ? task.name : task.fib_definition;
+}
+
+std::string FibOpTypeOf(const suite::Task& task) { return task.family.empty() ? "uncategorized" : task.family; }
+
+namespace {
+
+// The inputs a workload file holds: integers drawn with structure (offsets, page ids).
+bool InBlob(const suite::BoundTensor& t) { return t.dtype == suite::DType::kInt32; }
+
+}  // namespace
+
+std::string FibWorkloadBlob(const suite::BoundTask& bound) {
+  if (std::none_of(bound.inputs.begin(), bound.inputs.end(), InBlob)) return "";
+  const suite::Task& task = *bound.task;
+  return "blob/workloads/" + FibOpTypeOf(task) + "/" + FibDefinitionOf(task) + "/" +
+         FibWorkloadUuid(task, bound.shape_name, bound.params) + ".safetensors";
+}
+
+Status WriteFibWorkloadBlob(const suite::BoundTask& bound, const std::string& root) {
+  const std::string blob = FibWorkloadBlob(bound);
+  if (blob.empty()) return Ok{};
+  const uint64_t seed = Fnv1a64(FibWorkloadUuid(*bound.task, bound.shape_name, bound.params));
+  std::vector<SafeTensor> tensors;
+  for (size_t i = 0; i < bound.inputs.size(); ++i) {
+    const suite::BoundTensor& t = bound.inputs[i];
+    if (!InBlob(t)) continue;
+    std::vector<float> values(static_cast<size_t>(t.elements));
+    eval::DrawInput(t, values.data(), seed, i);
+    std::vector<int32_t> ints(values.begin(), values.end());
+    tensors.push_back(
+        {t.name, "I32", t.dims, std::string(reinterpret_cast<const char*>(ints.data()), ints.size() * 4)});
+  }
+  const fs::path path = fs::path(root) / blob;
+  if (auto s = MakeDirs(path.parent_path()); !s) return s;
+  return WriteSafetensors(path.string(), tensors);
+}
+
 Json FibWorkloadJson(const suite::BoundTask& bound) {
   Json axes = Json::object(), inputs = Json::object();
   for (const auto& [name, value] : bound.params) axes[name] = static_cast<long>(value);
-  for (const auto& t : bound.inputs) inputs[t.name] = {{"type", "random"}};
+  const std::string blob = FibWorkloadBlob(bound);
+  for (const auto& t : bound.inputs) {
+    if (InBlob(t))
+      inputs[t.name] = {{"type", "safetensors"}, {"path", blob}, {"tensor_key", t.name}};
+    else if (t.dist.kind == "constant")
+      inputs[t.name] = {{"type", "scalar"}, {"value", t.dist.a}};
+    else
+      inputs[t.name] = {{"type", "random"}};
+  }
   for (const auto& [name, value] : bound.task->constants) inputs[name] = {{"type", "scalar"}, {"value", value}};
   return {{"uuid", FibWorkloadUuid(*bound.task, bound.shape_name, bound.params)}, {"axes", axes}, {"inputs", inputs}};
 }

@@ -48,7 +48,22 @@ struct FibTraceContext {
   std::string where;               ///< for the log: "accelopt run 3, candidate 7 (iteration 2)"
 };
 
-/// The workload of `bound`: its parameters as axes, each input random, each constant a scalar.
+/// The definition a task's kernels are filed under (its fib_definition, else its
+/// name) and the op_type standing for its family ("uncategorized" when none).
+std::string FibDefinitionOf(const suite::Task& task);
+std::string FibOpTypeOf(const suite::Task& task);
+
+/// Where, relative to the export folder, the workload of `bound` keeps its
+/// integer inputs (page tables): blob/workloads/<op_type>/<definition>/<uuid>.safetensors;
+/// "" when it has none.
+std::string FibWorkloadBlob(const suite::BoundTask& bound);
+/// Writes that file under `root`: the integer inputs drawn once, as the engine
+/// draws them, from a seed of the workload's uuid (the same file on every export).
+Status WriteFibWorkloadBlob(const suite::BoundTask& bound, const std::string& root);
+
+/// The workload of `bound`: its parameters as axes; each random input random,
+/// each integer input a safetensors tensor (FibWorkloadBlob), each constant
+/// input and each of the task's constants a scalar.
 Json FibWorkloadJson(const suite::BoundTask& bound);
 /// One Trace: correctness present for PASSED and INCORRECT_NUMERICAL,
 /// performance for PASSED only, as FlashInfer-Bench's schema requires.
