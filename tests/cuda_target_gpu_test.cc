@@ -54,6 +54,25 @@ TEST_F(CudaGpuTest, EveryBaselineIsOk) {
   }
 }
 
+// The project's own split-KV decode kernel is ok on both decode tasks, and
+// faster than their naive baselines.
+TEST_F(CudaGpuTest, OwnDecodeKernelIsOkAndBeatsTheBaseline) {
+  auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/kernels/cuda/gqa_paged_decode_split.cu");
+  ASSERT_TRUE(source) << source.error().message;
+  for (const char* name : {"gqa_paged_decode_h32_kv4_d128_ps1", "gqa_paged_decode_h32_kv8_d128_ps1"}) {
+    auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/suite/" + name);
+    ASSERT_TRUE(task) << task.error().message;
+    for (const char* shape : {"test", "bench"}) {
+      Profile p = Evaluate(*task, *source, shape);
+      EXPECT_EQ(p.status, Verdict::kOk) << name << " " << shape << ": " << p.message << "\n" << p.run_log;
+    }
+    Profile own = Evaluate(*task, *source);
+    Profile baseline = Evaluate(*task, *target_->Baseline(*task));
+    ASSERT_TRUE(own.latency && baseline.latency) << name;
+    EXPECT_LT(own.latency->median_s, baseline.latency->median_s) << name;
+  }
+}
+
 const char* kSiluBody = R"(
 __global__ void silu(const float* x, float* out, long n) {
   const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;

@@ -83,6 +83,21 @@ TEST_F(CudaBuildTest, PtxasReportIsKeptApartFromTheLog) {
   EXPECT_EQ(again.register_report, p.register_report);
 }
 
+// The project's own decode kernel (kernels/cuda) builds for both decode tasks,
+// within the registers that let four warps per block keep many blocks resident.
+TEST_F(CudaBuildTest, OwnDecodeKernelBuildsForBothDecodeTasks) {
+  auto source = ReadFile(std::string(ACCELOPT_SOURCE_DIR) + "/kernels/cuda/gqa_paged_decode_split.cu");
+  ASSERT_TRUE(source) << source.error().message;
+  for (const char* name : {"gqa_paged_decode_h32_kv4_d128_ps1", "gqa_paged_decode_h32_kv8_d128_ps1"}) {
+    auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/suite/" + name);
+    ASSERT_TRUE(task) << task.error().message;
+    Profile p = BuildOne(*task, *source);
+    ASSERT_EQ(p.status, Verdict::kOk) << name << ": " << p.compile_log;
+    EXPECT_NE(p.register_report.find("split_decode"), std::string::npos) << p.register_report;
+    EXPECT_NE(p.register_report.find("0 bytes spill stores"), std::string::npos) << name << ": " << p.register_report;
+  }
+}
+
 TEST_F(CudaBuildTest, HarnessBuilds) {
   auto harness = BuildHarness(options_.nvcc);
   ASSERT_TRUE(harness) << harness.error().message;
