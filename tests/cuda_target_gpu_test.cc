@@ -103,6 +103,42 @@ extern "C" void kernel(const float* x, float* out, cudaStream_t) {
 }
 
 // Caching: computes once, then copies what it kept.
+// Skipping the flush: the kernel marks its input persisting in L2 (an
+// access-policy window on its stream), so that the harness's flush would not
+// evict it and the next call would read it from L2. The harness resets
+// persisting lines before every flush: the kernel gains nothing over the
+// same kernel without the window (silu's bench input, 14.7 MB, fits in an
+// H100's 50 MB L2, so a kept input would be read several times faster).
+TEST_F(CudaGpuTest, PersistingL2LinesDoNotSurviveTheFlush) {
+  const std::string plain = std::string(kSiluBody) + R"(
+extern "C" void kernel(const float* x, float* out, cudaStream_t stream) {
+  silu<<<(M * N + 255) / 256, 256, 0, stream>>>(x, out, M * N);
+}
+)";
+  const std::string persisting = std::string(kSiluBody) + R"(
+extern "C" void kernel(const float* x, float* out, cudaStream_t stream) {
+  cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 32 << 20);
+  cudaStreamAttrValue window = {};
+  window.accessPolicyWindow.base_ptr = const_cast<float*>(x);
+  window.accessPolicyWindow.num_bytes = M * N * sizeof(float);
+  window.accessPolicyWindow.hitRatio = 1.0f;
+  window.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+  window.accessPolicyWindow.missProp = cudaAccessPropertyPersisting;
+  cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &window);
+  silu<<<(M * N + 255) / 256, 256, 0, stream>>>(x, out, M * N);
+}
+)";
+  const suite::Task task = Silu();
+  Profile honest = Evaluate(task, plain);
+  Profile cheat = Evaluate(task, persisting);
+  ASSERT_EQ(honest.status, Verdict::kOk) << honest.message;
+  ASSERT_EQ(cheat.status, Verdict::kOk) << cheat.message;
+  ASSERT_TRUE(honest.latency && cheat.latency);
+  EXPECT_GT(cheat.latency->median_s, 0.8 * honest.latency->median_s)
+      << "persisting lines outlived the flush: " << cheat.latency->median_s << " s against " << honest.latency->median_s
+      << " s";
+}
+
 TEST_F(CudaGpuTest, CachingAcrossCallsIsWrong) {
   const std::string source = std::string(kSiluBody) + R"(
 extern "C" void kernel(const float* x, float* out, cudaStream_t stream) {

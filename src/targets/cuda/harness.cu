@@ -24,8 +24,9 @@
 // exactly; the harness converts it on the device. Every call is prepared
 // alike: its inputs written (copied from a slot, or drawn on the device, the
 // fixed ones copied from TABLES), a device copy of them kept, every output
-// poisoned with NaN (all bits set), the L2 flushed by writing a buffer larger
-// than it, then the device synchronized. The call is timed on the host clock from the moment
+// poisoned with NaN (all bits set), any L2 lines the kernel made persisting
+// reset, the L2 flushed by writing a buffer larger than it, then the device
+// synchronized. The call is timed on the host clock from the moment
 // kernel() is entered to the end of a device-wide synchronization after it
 // returns: work on any stream, and work left running, counts. Then the
 // inputs are compared with the kept copy on the device.
@@ -331,6 +332,11 @@ int main(int argc, char** argv) {
     for (size_t o = 0; o < plan.outputs.size(); ++o)
       Check(cudaMemset(args[plan.inputs.size() + o], 0xff, plan.outputs[o] * Bytes(plan.otypes[o])),
             "poisoning outputs");
+    // Lines a kernel marked persisting (an access-policy window) would outlive
+    // the flush: return them to normal, and leave no L2 set aside for them.
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+    cudaCtxResetPersistingL2Cache();
+    (void)cudaGetLastError();  // devices without persisting L2 refuse both; nothing to reset then
     Check(cudaMemset(flush, static_cast<int>(c & 0x7f), flush_bytes), "flushing L2");
     Check(cudaDeviceSynchronize(), "preparing a call");
 
