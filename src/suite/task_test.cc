@@ -40,9 +40,9 @@ class TaskFile : public ::testing::Test {
     std::ofstream(dir + "/baseline.cpp") << "";
     return dir;
   }
-  // Loads `yaml` with `from` replaced by `to`; returns the error message.
-  std::string ErrorFor(const std::string& from, const std::string& to) {
-    std::string yaml = kValid;
+  // Loads `base` with `from` replaced by `to`; returns the error message.
+  std::string ErrorFor(const std::string& from, const std::string& to, const char* base = kValid) {
+    std::string yaml = base;
     auto at = yaml.find(from);
     EXPECT_NE(at, std::string::npos) << from;
     yaml.replace(at, from.size(), to);
@@ -202,15 +202,7 @@ TEST_F(TaskFile, TypedTensorsGeneratorsAndScalarsLoadAndBind) {
   EXPECT_FALSE(bound->inputs[2].dist.random());
   EXPECT_TRUE(bound->inputs[1].dist.random());
 
-  auto load_with = [&](const std::string& from, const std::string& to) {
-    std::string yaml = kPaged;
-    auto at = yaml.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    yaml.replace(at, from.size(), to);
-    auto loaded = LoadTask(Write(yaml));
-    EXPECT_FALSE(loaded.ok()) << "accepted: " << to;
-    return loaded.ok() ? std::string() : loaded.error().message;
-  };
+  auto load_with = [&](const std::string& from, const std::string& to) { return ErrorFor(from, to, kPaged); };
   std::string e = load_with("dtype: bf16}", "dtype: fp8}");
   EXPECT_NE(e.find("inputs[0].dtype"), std::string::npos) << e;
   EXPECT_NE(e.find("float32 (the default), bf16 or int32"), std::string::npos) << e;
