@@ -9,6 +9,8 @@
 #include <map>
 #include <vector>
 
+#include "eval/draw.h"
+#include "eval/streaming.h"
 #include "suite/task.h"
 #include "targets/cpu/calls.h"
 #include "targets/cpu/expected.h"
@@ -82,8 +84,24 @@ TEST_P(PagedAttention, ReferenceAgreesWithAnIndependentAttentionOnDrawnInputs) {
   const long H = static_cast<long>(bound->params.at("num_qo_heads"));
   const long D = static_cast<long>(bound->params.at("head_dim"));
   const long requests = static_cast<long>(bound->params.at("len_indptr")) - 1;
-  for (size_t slot = 0; slot < expected.seeds(); ++slot) {
-    auto in = ByName(*bound, expected.set(slot));
+  // The drawn sets, then the checked call's inputs as a target derives them:
+  // its random inputs perturbed, its page tables drawn afresh.
+  std::vector<std::vector<float>> sets;
+  for (size_t s = 0; s < expected.seeds(); ++s)
+    sets.emplace_back(expected.set(s), expected.set(s) + cpu::ElementsPerSet(bound->inputs));
+  for (size_t k = 0; k < expected.checked_count(); ++k) {
+    std::vector<float> derived(sets.front().size());
+    const float* base = expected.set(expected.checked(k).set);
+    long at = 0;
+    for (size_t i = 0; i < bound->inputs.size(); at += bound->inputs[i].elements, ++i)
+      eval::DeriveInput(bound->inputs[i], base + at, derived.data() + at, 0, bound->inputs[i].elements,
+                        expected.checked(k).seed, i);
+    eval::StreamFence();
+    EXPECT_NE(derived, std::vector<float>(base, base + derived.size()));
+    sets.push_back(std::move(derived));
+  }
+  for (size_t slot = 0; slot < sets.size(); ++slot) {
+    auto in = ByName(*bound, sets[slot].data());
     const long rows = bound->outputs[0].elements / (H * D);
     const double* output = expected.reference(slot);
     const double* lse = output + bound->outputs[0].elements;

@@ -70,6 +70,15 @@ void DrawInput(const suite::BoundTensor& t, float* out, uint64_t seed, uint64_t 
     for (long i = 0; i < t.elements; ++i) out[i] = RoundToBf16(out[i]);
 }
 
+void DeriveInput(const suite::BoundTensor& t, const float* base, float* out, long begin, long end, uint64_t seed,
+                 uint64_t stream) {
+  if (t.dtype == suite::DType::kInt32) {
+    if (begin == 0) DrawInput(t, out, seed, stream);
+    return;
+  }
+  PerturbRange(base, out, begin, end, seed, stream, PerturbMask(t));
+}
+
 uint32_t PerturbMask(const suite::BoundTensor& t) {
   if (!t.dist.random()) return 0;
   return t.dtype == suite::DType::kBf16 ? kMantissaBf16Low4 : kMantissaLow20;

@@ -23,6 +23,15 @@ void DrawInput(const suite::BoundTensor& t, float* out, uint64_t seed, uint64_t 
 /// stays a bf16), none for constants and integers.
 uint32_t PerturbMask(const suite::BoundTensor& t);
 
+/// Elements [begin, end) of input `t` for a call whose inputs derive from a
+/// drawn set (`base`, the whole array) by the call's seed: random inputs
+/// perturbed (PerturbMask), constants copied, integer inputs (page tables)
+/// drawn afresh from the seed, whole, by the part that holds element 0 (a
+/// page table seen before would tell a checked call from a timed one).
+/// Streaming stores: eval::StreamFence() before another process reads `out`.
+void DeriveInput(const suite::BoundTensor& t, const float* base, float* out, long begin, long end, uint64_t seed,
+                 uint64_t stream);
+
 /// Round to nearest even bf16, kept as float32 (NaN stays NaN).
 float RoundToBf16(float x);
 

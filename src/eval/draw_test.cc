@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "eval/perturb.h"
+#include "eval/streaming.h"
 
 namespace accelopt::eval {
 namespace {
@@ -95,6 +96,27 @@ TEST(DrawInput, ConstantsAndIntegersAreNotPerturbed) {
   EXPECT_EQ(PerturbMask(Indptr(3, 9, 1, 0.5)), 0u);
   suite::BoundTensor f;
   EXPECT_EQ(PerturbMask(f), kMantissaLow20);
+}
+
+// A checked call's page table is drawn afresh from its seed, never the set's.
+TEST(DeriveInput, IntegerInputsAreDrawnAfreshRandomOnesPerturbed) {
+  const auto t = Indptr(8, 100, 1, 0.9);
+  std::vector<float> base(9), derived(9), again(9);
+  DrawInput(t, base.data(), 1, 3);
+  DeriveInput(t, base.data(), derived.data(), 0, 9, 77, 3);
+  DeriveInput(t, base.data(), again.data(), 0, 9, 77, 3);
+  EXPECT_NE(derived, base);
+  EXPECT_EQ(derived, again);
+  EXPECT_EQ(derived.back(), 100);
+  suite::BoundTensor f;
+  f.elements = 64;
+  std::vector<float> x(64), y(64);
+  DrawInput(f, x.data(), 1, 0);
+  DeriveInput(f, x.data(), y.data(), 0, 64, 77, 0);
+  StreamFence();
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i] != 0) EXPECT_EQ(std::signbit(y[i]), std::signbit(x[i]));
+  EXPECT_NE(x, y);
 }
 
 TEST(RoundToBf16, RoundsToNearestEven) {

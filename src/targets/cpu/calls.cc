@@ -122,8 +122,8 @@ void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, Ou
       const long n = bound.inputs[i].elements;
       auto [begin, end] = Part(n, part, parts);
       float* into = reinterpret_cast<float*>(process.input(i));
-      if (inputs.perturb && eval::PerturbMask(bound.inputs[i]))
-        eval::PerturbRange(set, into, begin, end, *inputs.perturb, i, eval::PerturbMask(bound.inputs[i]));
+      if (inputs.perturb)
+        eval::DeriveInput(bound.inputs[i], set, into, begin, end, *inputs.perturb, i);
       else
         eval::StreamCopy(into + begin, set + begin, static_cast<size_t>(end - begin) * sizeof(float));
       if (flush)

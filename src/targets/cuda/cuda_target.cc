@@ -14,7 +14,6 @@
 #include "core/scratch.h"
 #include "eval/compare.h"
 #include "eval/draw.h"
-#include "eval/perturb.h"
 #include "eval/sandbox.h"
 #include "eval/stats.h"
 #include "targets/cpu/calls.h"
@@ -213,7 +212,8 @@ class CudaTarget : public targets::Target {
   }
 
   // Every slot's inputs back to back: the drawn sets, then the checked calls'
-  // (a set perturbed with the call's seed, input by input, as the cpu target does).
+  // (a set perturbed with the call's seed, input by input, and its page
+  // tables drawn afresh, as the reference's calls derive them).
   static Status WriteSlots(const suite::BoundTask& bound, const cpu::Expected& expected, const fs::path& path) {
     const long per_set = cpu::ElementsPerSet(bound.inputs);
     std::ofstream out(path, std::ios::binary);
@@ -224,8 +224,8 @@ class CudaTarget : public targets::Target {
       const float* base = expected.set(expected.checked(k).set);
       long at = 0;
       for (size_t i = 0; i < bound.inputs.size(); at += bound.inputs[i].elements, ++i)
-        eval::Perturb(base + at, perturbed.data() + at, bound.inputs[i].elements, expected.checked(k).seed, i,
-                      eval::PerturbMask(bound.inputs[i]));
+        eval::DeriveInput(bound.inputs[i], base + at, perturbed.data() + at, 0, bound.inputs[i].elements,
+                          expected.checked(k).seed, i);
       out.write(reinterpret_cast<const char*>(perturbed.data()), per_set * sizeof(float));
     }
     if (!out) return Error{"cannot write the input sets to " + path.string()};
