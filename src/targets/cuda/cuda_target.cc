@@ -1,6 +1,8 @@
 #include "targets/cuda/cuda_target.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -79,6 +81,32 @@ HarnessReport ReadReport(const std::string& text) {
     }
   }
   return r;
+}
+
+// One set's inputs (float32 values, every input back to back) in their element
+// types, as the harness copies them to the device; only the fixed (not
+// random) ones when `fixed_only`.
+void WriteInputs(std::ostream& out, const std::vector<suite::BoundTensor>& inputs, const float* values,
+                 bool fixed_only) {
+  std::vector<char> bytes;
+  for (const auto& t : inputs) {
+    const float* v = values;
+    values += t.elements;
+    if (fixed_only && t.dist.random()) continue;
+    bytes.resize(static_cast<size_t>(t.elements) * suite::DTypeBytes(t.dtype));
+    for (long i = 0; i < t.elements; ++i) {
+      if (t.dtype == suite::DType::kBf16) {
+        const uint16_t high = static_cast<uint16_t>(std::bit_cast<uint32_t>(v[i]) >> 16);  // exact: a bf16 value
+        std::memcpy(bytes.data() + 2 * i, &high, 2);
+      } else if (t.dtype == suite::DType::kInt32) {
+        const int32_t n = static_cast<int32_t>(v[i]);
+        std::memcpy(bytes.data() + 4 * i, &n, 4);
+      } else {
+        std::memcpy(bytes.data() + 4 * i, &v[i], 4);
+      }
+    }
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
 }
 
 // "" when the output passes; else why not.
@@ -211,42 +239,40 @@ class CudaTarget : public targets::Target {
     return expected_.get();
   }
 
-  // Every slot's inputs back to back: the drawn sets, then the checked calls'
-  // (a set perturbed with the call's seed, input by input, and its page
-  // tables drawn afresh, as the reference's calls derive them).
+  // Every slot's inputs back to back, each in its element type: the drawn
+  // sets, then the checked calls' (a set perturbed with the call's seed,
+  // input by input, and its page tables drawn afresh, as the reference's
+  // calls derive them).
   static Status WriteSlots(const suite::BoundTask& bound, const cpu::Expected& expected, const fs::path& path) {
     const long per_set = cpu::ElementsPerSet(bound.inputs);
     std::ofstream out(path, std::ios::binary);
-    std::vector<float> perturbed(static_cast<size_t>(per_set));
-    for (size_t s = 0; s < expected.seeds(); ++s)
-      out.write(reinterpret_cast<const char*>(expected.set(s)), per_set * sizeof(float));
+    std::vector<float> derived(static_cast<size_t>(per_set));
+    for (size_t s = 0; s < expected.seeds(); ++s) WriteInputs(out, bound.inputs, expected.set(s), false);
     for (size_t k = 0; k < expected.checked_count(); ++k) {
       const float* base = expected.set(expected.checked(k).set);
       long at = 0;
       for (size_t i = 0; i < bound.inputs.size(); at += bound.inputs[i].elements, ++i)
-        eval::DeriveInput(bound.inputs[i], base + at, perturbed.data() + at, 0, bound.inputs[i].elements,
+        eval::DeriveInput(bound.inputs[i], base + at, derived.data() + at, 0, bound.inputs[i].elements,
                           expected.checked(k).seed, i);
-      out.write(reinterpret_cast<const char*>(perturbed.data()), per_set * sizeof(float));
+      WriteInputs(out, bound.inputs, derived.data(), false);
     }
     if (!out) return Error{"cannot write the input sets to " + path.string()};
     return Ok{};
   }
 
   // The fixed inputs (constants, offsets, page ids) of every fresh call, back
-  // to back in call order: drawn here, each call from a seed of its own, as
-  // the harness draws the random ones on the device.
+  // to back in call order, each in its element type: drawn here, each call
+  // from a seed of its own, as the harness draws the random ones on the device.
   Status WriteTables(const suite::BoundTask& bound, const std::vector<long>& calls, const fs::path& path) {
     std::ofstream out(path, std::ios::binary);
-    std::vector<float> values;
+    std::vector<float> values(static_cast<size_t>(cpu::ElementsPerSet(bound.inputs)));
     for (long slot : calls) {
       if (slot >= 0) continue;
       const uint64_t seed = rng_();
-      for (size_t i = 0; i < bound.inputs.size(); ++i) {
-        if (bound.inputs[i].dist.random()) continue;
-        values.resize(static_cast<size_t>(bound.inputs[i].elements));
-        eval::DrawInput(bound.inputs[i], values.data(), seed, i);
-        out.write(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
-      }
+      long at = 0;
+      for (size_t i = 0; i < bound.inputs.size(); at += bound.inputs[i].elements, ++i)
+        if (!bound.inputs[i].dist.random()) eval::DrawInput(bound.inputs[i], values.data() + at, seed, i);
+      WriteInputs(out, bound.inputs, values.data(), true);
     }
     if (!out) return Error{"cannot write the fresh calls' fixed inputs to " + path.string()};
     return Ok{};

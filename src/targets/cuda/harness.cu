@@ -13,15 +13,15 @@
 //                                   2 fixed (constants and integers: from TABLES on a fresh call)
 //   outputs N n_0 ... n_{N-1}
 //   otypes t_0 ... t_{N-1}
-//   slots S FILE                    S input sets, every input back to back, float32 values
-//   tables FILE                     per fresh call, in order, its fixed inputs back to back
+//   slots S FILE                    S input sets, every input back to back in its element type
+//   tables FILE                     per fresh call, in order, its fixed inputs back to back, likewise
 //   calls C k_0 ... k_{C-1}         per call: a slot (its outputs are written to
 //                                   OUTPUTS, in call order, as float32), or -1: fresh inputs
 //   seed X                          for the fresh inputs
 //   flush_bytes B                   0: twice the device's L2
 //
-// Every value the engine sends is a float32 its element type represents
-// exactly; the harness converts it on the device. Every call is prepared
+// The engine sends every input in its element type, ready to copy; outputs
+// come back as float32. Every call is prepared
 // alike: its inputs written (copied from a slot, or drawn on the device, the
 // fixed ones copied from TABLES), a device copy of them kept, every output
 // poisoned with NaN (all bits set), any L2 lines the kernel made persisting
@@ -142,7 +142,6 @@ __device__ unsigned long long Mix(unsigned long long x) {
 
 __device__ void Store(float* out, long i, float v) { out[i] = v; }
 __device__ void Store(__nv_bfloat16* out, long i, float v) { out[i] = __float2bfloat16_rn(v); }
-__device__ void Store(int* out, long i, float v) { out[i] = static_cast<int>(v); }
 
 // Fresh inputs, drawn on the device: element i depends on (seed, i) only.
 template <typename T>
@@ -154,14 +153,6 @@ __global__ void Draw(T* out, long n, unsigned long long seed, int normal, float 
     const float u2 = static_cast<float>((r >> 16) & 0xffffff) * (1.0f / 16777216.0f);
     Store(out, i, normal ? a + b * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2) : a + (b - a) * u2);
   }
-}
-
-// float32 values (exact in the type) into an array of the element type.
-template <typename T>
-__global__ void FromFloat(const float* in, T* out, long n) {
-  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long>(gridDim.x) * blockDim.x)
-    Store(out, i, in[i]);
 }
 
 __global__ void Bf16ToFloat(const __nv_bfloat16* in, float* out, long n) {
@@ -194,28 +185,14 @@ void CallKernel(void* fn, const std::vector<void*>& args, cudaStream_t stream) {
                           a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24]);
 }
 
-std::vector<float> ReadFloats(const std::string& path, long count) {
-  std::vector<float> values(static_cast<size_t>(count));
-  if (count == 0) return values;
+std::vector<char> ReadBytes(const std::string& path, long bytes) {
+  std::vector<char> data(static_cast<size_t>(bytes));
+  if (bytes == 0) return data;
   FILE* f = std::fopen(path.c_str(), "rb");
-  const bool ok = f && std::fread(values.data(), sizeof(float), values.size(), f) == values.size();
+  const bool ok = f && std::fread(data.data(), 1, data.size(), f) == data.size();
   if (f) std::fclose(f);
-  if (!ok) Fail("setup", "cannot read " + std::to_string(count) + " values from " + path, 1);
-  return values;
-}
-
-// Host float32 values into a device array of `type`, through `staging`.
-void Upload(const float* from, long n, int type, void* to, float* staging) {
-  if (type == kFloat32) {
-    Check(cudaMemcpy(to, from, n * sizeof(float), cudaMemcpyHostToDevice), "copying inputs");
-    return;
-  }
-  Check(cudaMemcpy(staging, from, n * sizeof(float), cudaMemcpyHostToDevice), "copying inputs");
-  if (type == kBf16)
-    FromFloat<<<1024, 256>>>(staging, static_cast<__nv_bfloat16*>(to), n);
-  else
-    FromFloat<<<1024, 256>>>(staging, static_cast<int*>(to), n);
-  Check(cudaGetLastError(), "converting inputs");
+  if (!ok) Fail("setup", "cannot read " + std::to_string(bytes) + " bytes from " + path, 1);
+  return data;
 }
 
 // A device output of `type` into host float32 values.
@@ -249,14 +226,14 @@ int main(int argc, char** argv) {
   Say("device " + std::string(prop.name) + " sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + " " +
       std::to_string(prop.l2CacheSize));
 
-  long per_set = 0, fixed_per_call = 0, fresh_calls = 0;
+  long per_set = 0, fixed_per_call = 0, fresh_calls = 0;  // bytes
   for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    per_set += plan.inputs[i];
-    if (plan.kind[i] == kFixed) fixed_per_call += plan.inputs[i];
+    per_set += plan.inputs[i] * Bytes(plan.itypes[i]);
+    if (plan.kind[i] == kFixed) fixed_per_call += plan.inputs[i] * Bytes(plan.itypes[i]);
   }
   for (long k : plan.calls) fresh_calls += k < 0;
-  const std::vector<float> slots = ReadFloats(plan.slots_file, plan.slots * per_set);
-  const std::vector<float> tables = ReadFloats(plan.tables_file, fresh_calls * fixed_per_call);
+  const std::vector<char> slots = ReadBytes(plan.slots_file, plan.slots * per_set);
+  const std::vector<char> tables = ReadBytes(plan.tables_file, fresh_calls * fixed_per_call);
   FILE* outputs_file = std::fopen(argv[4], "wb");
   if (!outputs_file) Fail("setup", std::string("cannot write ") + argv[4], 1);
 
@@ -271,7 +248,6 @@ int main(int argc, char** argv) {
     Check(cudaMalloc(&p, bytes), "cudaMalloc (input)");
     Check(cudaMalloc(&k, bytes), "cudaMalloc (input copy)");
     args.push_back(p), kept.push_back(static_cast<unsigned char*>(k));
-    largest = std::max(largest, plan.inputs[i]);
   }
   long out_elements = 0;
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
@@ -281,7 +257,7 @@ int main(int argc, char** argv) {
     out_elements += plan.outputs[o];
     largest = std::max(largest, plan.outputs[o]);
   }
-  // float32 values on their way to or from an array of another type.
+  // A bf16 output on its way to the host as float32.
   float* staging = nullptr;
   Check(cudaMalloc(&staging, largest * sizeof(float)), "cudaMalloc (staging)");
   const long long flush_bytes = plan.flush_bytes > 0 ? plan.flush_bytes : 2LL * prop.l2CacheSize;
@@ -311,14 +287,14 @@ int main(int argc, char** argv) {
   long fresh = 0;
   for (size_t c = 0; c < plan.calls.size(); ++c) {
     const long slot = plan.calls[c];
-    const float* fixed = slot < 0 ? tables.data() + fresh++ * fixed_per_call : nullptr;
-    for (size_t i = 0, at = 0; i < plan.inputs.size(); at += plan.inputs[i], ++i) {
+    const char* fixed = slot < 0 ? tables.data() + fresh++ * fixed_per_call : nullptr;
+    for (size_t i = 0, at = 0; i < plan.inputs.size(); at += plan.inputs[i] * Bytes(plan.itypes[i]), ++i) {
       const long n = plan.inputs[i];
       const int type = plan.itypes[i];
       if (slot >= 0 || plan.kind[i] == kFixed) {
-        const float* from = slot >= 0 ? slots.data() + slot * per_set + at : fixed;
-        if (slot < 0) fixed += n;
-        Upload(from, n, type, args[i], staging);
+        const char* from = slot >= 0 ? slots.data() + slot * per_set + at : fixed;
+        if (slot < 0) fixed += n * Bytes(type);
+        Check(cudaMemcpy(args[i], from, n * Bytes(type), cudaMemcpyHostToDevice), "copying inputs");
       } else {
         const unsigned long long seed = plan.seed + 0x100000000ull * c + i;
         const float a = static_cast<float>(plan.a[i]), b = static_cast<float>(plan.b[i]);
