@@ -83,29 +83,29 @@ HarnessReport ReadReport(const std::string& text) {
   return r;
 }
 
-// One set's inputs (float32 values, every input back to back) in their element
-// types, as the harness copies them to the device; only the fixed (not
-// random) ones when `fixed_only`.
-void WriteInputs(std::ostream& out, const std::vector<suite::BoundTensor>& inputs, const float* values,
-                 bool fixed_only) {
-  std::vector<char> bytes;
-  for (const auto& t : inputs) {
-    const float* v = values;
-    values += t.elements;
-    if (fixed_only && t.dist.random()) continue;
-    bytes.resize(static_cast<size_t>(t.elements) * suite::DTypeBytes(t.dtype));
-    for (long i = 0; i < t.elements; ++i) {
-      if (t.dtype == suite::DType::kBf16) {
-        const uint16_t high = static_cast<uint16_t>(std::bit_cast<uint32_t>(v[i]) >> 16);  // exact: a bf16 value
-        std::memcpy(bytes.data() + 2 * i, &high, 2);
-      } else if (t.dtype == suite::DType::kInt32) {
-        const int32_t n = static_cast<int32_t>(v[i]);
-        std::memcpy(bytes.data() + 4 * i, &n, 4);
-      } else {
-        std::memcpy(bytes.data() + 4 * i, &v[i], 4);
-      }
+// Input `t`'s float32 values in its element type, as the harness copies them
+// to the device (a bf16 value is the high half of its float32, exactly).
+void WriteTensor(std::ostream& out, const suite::BoundTensor& t, const float* values) {
+  std::vector<char> bytes(static_cast<size_t>(t.elements) * suite::DTypeBytes(t.dtype));
+  for (long i = 0; i < t.elements; ++i) {
+    if (t.dtype == suite::DType::kBf16) {
+      const uint16_t high = static_cast<uint16_t>(std::bit_cast<uint32_t>(values[i]) >> 16);
+      std::memcpy(bytes.data() + 2 * i, &high, 2);
+    } else if (t.dtype == suite::DType::kInt32) {
+      const int32_t n = static_cast<int32_t>(values[i]);
+      std::memcpy(bytes.data() + 4 * i, &n, 4);
+    } else {
+      std::memcpy(bytes.data() + 4 * i, &values[i], 4);
     }
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// One set's inputs (every input back to back), each in its element type.
+void WriteSet(std::ostream& out, const std::vector<suite::BoundTensor>& inputs, const float* values) {
+  for (const auto& t : inputs) {
+    WriteTensor(out, t, values);
+    values += t.elements;
   }
 }
 
@@ -247,14 +247,14 @@ class CudaTarget : public targets::Target {
     const long per_set = cpu::ElementsPerSet(bound.inputs);
     std::ofstream out(path, std::ios::binary);
     std::vector<float> derived(static_cast<size_t>(per_set));
-    for (size_t s = 0; s < expected.seeds(); ++s) WriteInputs(out, bound.inputs, expected.set(s), false);
+    for (size_t s = 0; s < expected.seeds(); ++s) WriteSet(out, bound.inputs, expected.set(s));
     for (size_t k = 0; k < expected.checked_count(); ++k) {
       const float* base = expected.set(expected.checked(k).set);
       long at = 0;
       for (size_t i = 0; i < bound.inputs.size(); at += bound.inputs[i].elements, ++i)
         eval::DeriveInput(bound.inputs[i], base + at, derived.data() + at, 0, bound.inputs[i].elements,
                           expected.checked(k).seed, i);
-      WriteInputs(out, bound.inputs, derived.data(), false);
+      WriteSet(out, bound.inputs, derived.data());
     }
     if (!out) return Error{"cannot write the input sets to " + path.string()};
     return Ok{};
@@ -265,14 +265,17 @@ class CudaTarget : public targets::Target {
   // from a seed of its own, as the harness draws the random ones on the device.
   Status WriteTables(const suite::BoundTask& bound, const std::vector<long>& calls, const fs::path& path) {
     std::ofstream out(path, std::ios::binary);
-    std::vector<float> values(static_cast<size_t>(cpu::ElementsPerSet(bound.inputs)));
+    std::vector<float> values;
     for (long slot : calls) {
       if (slot >= 0) continue;
       const uint64_t seed = rng_();
-      long at = 0;
-      for (size_t i = 0; i < bound.inputs.size(); at += bound.inputs[i].elements, ++i)
-        if (!bound.inputs[i].dist.random()) eval::DrawInput(bound.inputs[i], values.data() + at, seed, i);
-      WriteInputs(out, bound.inputs, values.data(), true);
+      for (size_t i = 0; i < bound.inputs.size(); ++i) {
+        const suite::BoundTensor& t = bound.inputs[i];
+        if (t.dist.random()) continue;
+        values.resize(static_cast<size_t>(t.elements));
+        eval::DrawInput(t, values.data(), seed, i);
+        WriteTensor(out, t, values.data());
+      }
     }
     if (!out) return Error{"cannot write the fresh calls' fixed inputs to " + path.string()};
     return Ok{};
