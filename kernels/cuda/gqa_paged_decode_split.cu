@@ -42,7 +42,7 @@ __device__ float WarpSum(float v) {
 // The weight of a state with maximum `m` in a merge whose maximum is `top`.
 __device__ float Rescale(float m, float top) { return m == -INFINITY ? 0.0f : exp2f(m - top); }
 
-__global__ void __launch_bounds__(kWarps * 32)
+__global__ void __launch_bounds__(kWarps * 32, 4)
     split_decode(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k_cache,
                  const __nv_bfloat16* __restrict__ v_cache, const int* __restrict__ kv_indptr,
                  const int* __restrict__ kv_indices, const float* __restrict__ sm_scale) {
