@@ -107,9 +107,7 @@ class CudaTarget : public targets::Target {
             "nvcc -arch=" + options_.nvcc.arch + " -O3 -std=c++17 -lineinfo -Xcompiler -fPIC -shared -Xptxas -v",
             "prompts/cuda"};
   }
-  std::string Machine() const override {
-    return options_.device ? options_.device->name + " " + options_.device->Arch() : "no-device";
-  }
+  std::string Machine() const override { return options_.device ? options_.device->Machine() : "no-device"; }
   std::string MachineText() const override {
     if (!options_.device) return "";
     return fmt::format("{} ({}), {} MB L2; the L2 is flushed before every call", options_.device->name,
