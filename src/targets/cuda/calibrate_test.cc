@@ -1,6 +1,7 @@
 // The cuda target's calibration without a GPU: the program builds with nvcc
 // and, with no device, says why; its output is read (or refused with a clear
-// error); a calibration is checked, saved and loaded per machine. The
+// error); a calibration is checked, saved and loaded per machine; the peaks
+// a profile is scored against are chosen by its inputs' type. The
 // measurement itself runs in tests/cuda_calibration_gpu_test.cc (label gpu).
 
 #include "targets/cuda/calibrate.h"
@@ -10,10 +11,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/hash.h"
 #include "core/json_io.h"
 #include "eval/sandbox.h"
+#include "suite/task.h"
 #include "targets/cpu/hardware_store.h"
 #include "targets/cuda/arch_peaks.h"
+#include "targets/cuda/gpu_scoring.h"
 #include "targets/cuda/hardware_store.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
@@ -183,7 +187,7 @@ TEST(CudaCalibrationOutput, TheProgramsFailureIsItsMessage) {
 }
 
 // ---------------------------------------------------------------------------
-// Its checks, the theoretical figures, storing.
+// Its checks, the theoretical figures, storing and scoring.
 
 TEST(CudaCalibrationChecks, AGoodCalibrationPassesAndImpossibleFiguresDoNot) {
   const GpuCalibrationOptions options;
@@ -280,6 +284,111 @@ TEST(CudaHardwareStore, CorruptOrForeignProfilesAreErrors) {
   auto cpu_profile = GpuHardwareProfileFromJson(cpu::ToJson(cpu::HardwareProfile{}));
   ASSERT_FALSE(cpu_profile);
   EXPECT_NE(cpu_profile.error().message.find("no \"kind\": \"cuda\""), std::string::npos);
+}
+
+TEST(CudaPeakChoice, Bf16InputsTakeTheTensorCorePeak) {
+  const GpuHardwareProfile h = Parsed();
+  const suite::PeakRates fp32 = RatesFor(h, false), bf16 = RatesFor(h, true);
+  EXPECT_DOUBLE_EQ(fp32.bandwidth_gbs, 3010.25);
+  EXPECT_DOUBLE_EQ(fp32.peak_mm_gflops, 51000);
+  EXPECT_DOUBLE_EQ(fp32.peak_vec_gflops, 62000);
+  EXPECT_DOUBLE_EQ(bf16.peak_mm_gflops, 740000);
+  EXPECT_DOUBLE_EQ(bf16.bandwidth_gbs, fp32.bandwidth_gbs);
+  EXPECT_DOUBLE_EQ(bf16.peak_vec_gflops, fp32.peak_vec_gflops);
+  const eval::ScoringPeaks peaks = PeaksFor(h, true);
+  EXPECT_DOUBLE_EQ(peaks.theoretical.peak_mm_gflops, h.bf16_gemm.theoretical);
+  EXPECT_DOUBLE_EQ(peaks.spreads.at("peak_mm"), h.bf16_gemm.spread);
+  EXPECT_DOUBLE_EQ(PeaksFor(h, false).theoretical.peak_mm_gflops, h.fp32_gemm.theoretical);
+  // A GPU without bf16 tensor cores computes bf16 inputs at its fp32 rate.
+  GpuHardwareProfile volta = h;
+  volta.bf16_gemm = {};
+  EXPECT_DOUBLE_EQ(RatesFor(volta, true).peak_mm_gflops, 51000);
+}
+
+// A raise's evidence names the kernel by its source's hash, found beside the library CompileCuda built.
+TEST(CudaScoringEvidence, TheKernelsHashIsItsSources) {
+  if (FindNvcc().empty()) GTEST_SKIP() << "nvcc is not on $PATH or in /usr/local/cuda/bin: nothing to build";
+  testing::TempDir dir;
+  NvccOptions options;
+  options.cache_dir = dir.path() + "/build";
+  const std::string source = "extern \"C\" void kernel(const float* x, float* out, cudaStream_t) {}\n";
+  auto built = CompileCuda(source, "#pragma once\n", options, dir.path());
+  ASSERT_TRUE(built) << built.error().message;
+  ASSERT_TRUE(built->ok) << built->log;
+  EXPECT_EQ(SourceHashOf(built->library_path), Hex64(Fnv1a64(source)));
+  EXPECT_EQ(SourceHashOf(dir.path() + "/none/kernel.so"), "");
+}
+
+class CudaScoring : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/suite/gqa_full");
+    ASSERT_TRUE(task) << task.error().message;
+    task_ = *task;
+    auto bound = suite::Bind(task_, "bench");
+    ASSERT_TRUE(bound) << bound.error().message;
+    bound_ = std::make_unique<suite::BoundTask>(*bound);
+    auto counts = suite::CountRoofline(*bound_);
+    ASSERT_TRUE(counts);
+    hardware_ = Parsed();
+    hardware_.machine = "NVIDIA H100 80GB HBM3 sm_90a";
+    roofline_ = suite::ComputeRooflineTime(*counts, RatesFor(hardware_, false)).seconds;
+  }
+  Profile Timed(double median) {
+    Profile p;
+    p.task = "gqa_full";
+    p.shape = "bench";
+    p.latency.emplace();
+    p.latency->median_s = median;
+    return p;
+  }
+
+  suite::Task task_;
+  std::unique_ptr<suite::BoundTask> bound_;
+  GpuHardwareProfile hardware_;
+  double roofline_ = 0;
+};
+
+TEST_F(CudaScoring, AFloat32AttentionIsScoredAgainstTheFp32GemmPeak) {
+  ASSERT_FALSE(InputsAreBf16(*bound_));
+  Profile p = Timed(2 * roofline_);
+  auto no_measure = [](Profile&) -> Status { return Error{"not expected"}; };
+  ASSERT_TRUE(ScoreOnGpu(*bound_, "hash", hardware_, p, no_measure, {}));
+  EXPECT_NEAR(p.percent_of_peak, 50, 1e-9);
+  EXPECT_EQ(p.bound, "mm");
+  ASSERT_TRUE(p.scored_against);
+  EXPECT_DOUBLE_EQ(p.scored_against->peak_mm_gflops, 51000);
+  EXPECT_EQ(p.scored_against->fingerprint, hardware_.machine);
+}
+
+TEST_F(CudaScoring, AKernelJustBeyondTheRooflineRaisesTheGemmPeakWithEvidence) {
+  Profile p = Timed(roofline_ / 1.02);
+  int measured_again = 0, raised = 0;
+  auto measure_again = [&](Profile& again) -> Status {
+    ++measured_again;
+    again.latency.emplace();
+    again.latency->median_s = roofline_ / 1.02;
+    return Ok{};
+  };
+  ASSERT_TRUE(ScoreOnGpu(*bound_, "abcd", hardware_, p, measure_again, [&](const GpuHardwareProfile&) { ++raised; }));
+  EXPECT_EQ(measured_again, 1);
+  EXPECT_EQ(raised, 1);
+  EXPECT_EQ(p.status, Verdict::kOk);
+  EXPECT_NEAR(hardware_.fp32_gemm.measured, 51000 * 1.02, 1);
+  ASSERT_EQ(hardware_.evidence.size(), 1u);
+  EXPECT_EQ(hardware_.evidence[0].figure, "peak_mm");
+  EXPECT_EQ(hardware_.evidence[0].kernel_hash, "abcd");
+
+  // Far beyond it (twice the fp32 FMA peak's theoretical figure): suspect, nothing raised.
+  Profile fast = Timed(roofline_ / 3);
+  auto as_fast = [&](Profile& again) -> Status {
+    again.latency.emplace();
+    again.latency->median_s = roofline_ / 3;
+    return Ok{};
+  };
+  ASSERT_TRUE(ScoreOnGpu(*bound_, "ef01", hardware_, fast, as_fast, {}));
+  EXPECT_EQ(fast.status, Verdict::kSuspect) << fast.message;
+  EXPECT_EQ(hardware_.evidence.size(), 1u);
 }
 
 }  // namespace

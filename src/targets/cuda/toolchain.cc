@@ -209,6 +209,11 @@ Result<std::string> BuildProgram(const NvccOptions& options, const ProgramSource
   return (*published / source.program).string();
 }
 
+std::string SourceHashOf(const std::string& library_path) {
+  auto source = ReadFile((fs::path(library_path).parent_path() / "kernel.cu").string());
+  return source ? Hex64(Fnv1a64(*source)) : "";
+}
+
 Result<std::string> BuildHarness(const NvccOptions& options) {
   return BuildProgram(options, {"accelopt-cuda-harness", {{"harness.cu", kHarnessSource}}, {"-ldl"}});
 }

@@ -77,6 +77,11 @@ struct ProgramSource {
 /// Blocks; processes building the same program at once each publish one copy.
 Result<std::string> BuildProgram(const NvccOptions& options, const ProgramSource& source);
 
+/// The hash (core/hash.h) of the source a library of CompileCuda was built
+/// from, as the engine hashes a kernel's source: CompileCuda keeps kernel.cu
+/// beside kernel.so. "" when it cannot be read.
+std::string SourceHashOf(const std::string& library_path);
+
 /// The harness program (harness.cu), built by BuildProgram.
 Result<std::string> BuildHarness(const NvccOptions& options);
 
