@@ -45,6 +45,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arch_peaks.h"
@@ -291,19 +292,21 @@ Rate MeasureGemm(cublasLtHandle_t lt, const GemmKind& kind, long n, int repeats,
 
   const float alpha = 1.0f, beta = 0.0f;
   const double flops = 2.0 * n * n * n;
+  auto gemm = [&](int k) {
+    return cublasLtMatmul(lt, op, &alpha, a, layout, b, layout, &beta, c, layout, c, layout, &results[k].algo,
+                          workspace, workspace_bytes, 0);
+  };
   Rate best;
-  int best_index = 0;
+  int best_index = -1, usable = 0;
   for (int k = 0; k < found; ++k) {
-    const Rate r = TimeBest(
-        [&] {
-          CheckLt(cublasLtMatmul(lt, op, &alpha, a, layout, b, layout, &beta, c, layout, c, layout, &results[k].algo,
-                                 workspace, workspace_bytes, 0),
-                  "cublasLtMatmul");
-        },
-        flops, repeats);
+    if (gemm(k) != CUBLAS_STATUS_SUCCESS) continue;  // a proposal this configuration refuses: the next one
+    ++usable;
+    const Rate r = TimeBest([&] { CheckLt(gemm(k), "cublasLtMatmul"); }, flops, repeats);
     if (r.best > best.best) best = r, best_index = k;
   }
-  method = "cuBLASLt " + std::string(kind.name) + " " + std::to_string(n) + "^3, fastest of " + std::to_string(found) +
+  if (best_index < 0)
+    Fail("cublasLtMatmul refuses every algorithm the heuristic proposes for the " + std::string(kind.name) + " GEMM");
+  method = "cuBLASLt " + std::string(kind.name) + " " + std::to_string(n) + "^3, fastest of " + std::to_string(usable) +
            " heuristic algorithms (#" + std::to_string(best_index + 1) + ")";
   cublasLtMatmulPreferenceDestroy(preference);
   cublasLtMatrixLayoutDestroy(layout);
