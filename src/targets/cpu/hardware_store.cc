@@ -4,16 +4,20 @@
 
 namespace accelopt::cpu {
 
+Json ToJson(const PeakEvidence& e) {
+  return {{"figure", e.figure}, {"value", e.value}, {"previous", e.previous},      {"kernel_hash", e.kernel_hash},
+          {"task", e.task},     {"shape", e.shape}, {"measured_at", e.measured_at}};
+}
+
+PeakEvidence PeakEvidenceFromJson(const Json& e) {
+  return {e.at("figure").get<std::string>(),      e.at("value").get<double>(),     e.at("previous").get<double>(),
+          e.at("kernel_hash").get<std::string>(), e.at("task").get<std::string>(), e.at("shape").get<std::string>(),
+          e.at("measured_at").get<std::string>()};
+}
+
 Json ToJson(const HardwareProfile& p) {
   Json evidence = Json::array();
-  for (const PeakEvidence& e : p.evidence)
-    evidence.push_back({{"figure", e.figure},
-                        {"value", e.value},
-                        {"previous", e.previous},
-                        {"kernel_hash", e.kernel_hash},
-                        {"task", e.task},
-                        {"shape", e.shape},
-                        {"measured_at", e.measured_at}});
+  for (const PeakEvidence& e : p.evidence) evidence.push_back(ToJson(e));
   return {{"machine",
            {{"cpu_model", p.machine.cpu_model},
             {"cores", p.machine.cores},
@@ -59,11 +63,7 @@ Result<HardwareProfile> HardwareProfileFromJson(const Json& j) {
     p.rounds = j.value("rounds", 0);
     if (j.contains("spreads")) p.spreads = j.at("spreads").get<std::map<std::string, double>>();
     if (j.contains("evidence"))
-      for (const Json& e : j.at("evidence"))
-        p.evidence.push_back({e.at("figure").get<std::string>(), e.at("value").get<double>(),
-                              e.at("previous").get<double>(), e.at("kernel_hash").get<std::string>(),
-                              e.at("task").get<std::string>(), e.at("shape").get<std::string>(),
-                              e.at("measured_at").get<std::string>()});
+      for (const Json& e : j.at("evidence")) p.evidence.push_back(PeakEvidenceFromJson(e));
   } catch (const Json::exception& e) {
     return Error{std::string("hardware profile: ") + e.what()};
   }

@@ -11,6 +11,10 @@
 namespace accelopt::cpu {
 
 Json ToJson(const HardwareProfile& profile);
+/// A raised rate's evidence, as every target's hardware profile keeps it.
+Json ToJson(const PeakEvidence& evidence);
+/// Throws Json::exception naming a missing or mistyped field.
+PeakEvidence PeakEvidenceFromJson(const Json& json);
 /// Errors name the missing or mistyped field.
 Result<HardwareProfile> HardwareProfileFromJson(const Json& json);
 

@@ -5,14 +5,16 @@
 /// in its own process (the harness, harness.cu) under docs/trust.md carried to
 /// GPUs, checked against the task's double-precision reference on the CPU
 /// (computed as the cpu target computes it: cpu::Expected), and scored
-/// through eval/scoring. Not yet calibrated on a GPU: it scores nothing and
-/// says so.
+/// through eval/scoring against the GPU's calibration (calibrate.h,
+/// gpu_scoring.h); where none is stored it scores nothing and says so.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "targets/cpu/cpu_target.h"
+#include "targets/cuda/calibrate.h"
 #include "targets/cuda/toolchain.h"
 #include "targets/registry.h"
 #include "targets/target.h"
@@ -20,8 +22,12 @@
 namespace accelopt::cuda {
 
 struct CudaTargetOptions {
-  NvccOptions nvcc;                 ///< candidate and harness builds (arch set from the device)
-  std::optional<Device> device;     ///< the GPU measured on; none: builds only (Run fails)
+  NvccOptions nvcc;              ///< candidate and harness builds (arch set from the device)
+  std::optional<Device> device;  ///< the GPU measured on; none: builds only (Run fails)
+  /// Its calibration, which a correct kernel is scored against; none: not scored.
+  std::optional<GpuHardwareProfile> hardware;
+  /// Told each time a kernel raised a rate, with the profile as it now is (to save it).
+  std::function<void(const GpuHardwareProfile&)> on_hardware_raised;
   cpu::CpuTargetOptions reference;  ///< how the CPU reference is built and run
   int seeds = 3;                    ///< correctness calls, each on its own drawn input set
   int timed_calls = 30;             ///< timed calls, each on fresh inputs

@@ -183,25 +183,45 @@ Result<NvccOutcome> CompileCuda(const std::string& source, const std::string& he
   return out;
 }
 
-Result<std::string> BuildHarness(const NvccOptions& options) {
+Result<std::string> BuildProgram(const NvccOptions& options, const ProgramSource& source) {
   const std::string nvcc = options.nvcc.empty() ? FindNvcc() : options.nvcc;
   if (nvcc.empty()) return Error{"nvcc is not on $PATH or in " + std::string(kToolkitBin)};
-  const std::string program = "accelopt-cuda-harness";
-  const fs::path cached = fs::path(options.cache_dir) / ("harness-" + Hash(kHarnessSource, options, nvcc));
+  std::string text;
+  for (const auto& [name, content] : source.files) text += name + "\n" + content + "\n";
+  for (const auto& a : source.link_args) text += a + "\n";
+  const fs::path cached = fs::path(options.cache_dir) / (source.program + "-" + Hash(text, options, nvcc));
   std::error_code ec;
-  if (fs::exists(cached / program, ec)) return (cached / program).string();
+  if (fs::exists(cached / source.program, ec)) return (cached / source.program).string();
   const fs::path dir = cached.string() + ".tmp" + std::to_string(getpid());
   fs::create_directories(dir, ec);
   if (ec) return Error{"cannot create build folder " + dir.string() + ": " + ec.message()};
-  if (auto s = WriteFile((dir / "harness.cu").string(), kHarnessSource); !s) return s.error();
-  auto run = RunNvcc(nvcc, dir, options, {"harness.cu", "-o", program, "-ldl"});
+  for (const auto& [name, content] : source.files)
+    if (auto s = WriteFile((dir / name).string(), content); !s) return s.error();
+  std::vector<std::string> args = {source.files.front().first, "-o", source.program};
+  args.insert(args.end(), source.link_args.begin(), source.link_args.end());
+  auto run = RunNvcc(nvcc, dir, options, args);
   if (!run) return run.error();
-  if (!run->exited_cleanly() || !fs::exists(dir / program, ec))
-    return Error{"the cuda harness does not build with " + nvcc + " in " + dir.string() + ":\n" +
+  if (!run->exited_cleanly() || !fs::exists(dir / source.program, ec))
+    return Error{source.program + " does not build with " + nvcc + " in " + dir.string() + ":\n" +
                  eval::TruncateLog(run->err + run->out, 4000)};
-  auto published = PublishBuild(dir, cached, program);
+  auto published = PublishBuild(dir, cached, source.program);
   if (!published) return published.error();
-  return (*published / program).string();
+  return (*published / source.program).string();
+}
+
+std::string SourceHashOf(const std::string& library_path) {
+  auto source = ReadFile((fs::path(library_path).parent_path() / "kernel.cu").string());
+  return source ? Hex64(Fnv1a64(*source)) : "";
+}
+
+Result<std::string> BuildHarness(const NvccOptions& options) {
+  return BuildProgram(options, {"accelopt-cuda-harness", {{"harness.cu", kHarnessSource}}, {"-ldl"}});
+}
+
+std::string ToolkitLibraryDir(const std::string& nvcc) {
+  const fs::path root = fs::path(nvcc).parent_path().parent_path();
+  std::error_code ec;
+  return (fs::exists(root / "lib64", ec) ? root / "lib64" : root / "lib").string();
 }
 
 }  // namespace accelopt::cuda

@@ -7,6 +7,7 @@
 /// machines without one.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -23,6 +24,9 @@ struct Device {
   long l2_bytes = 0;
   /// nvcc's -arch for it: sm_90a on Hopper (its wgmma/TMA instructions), sm_XY elsewhere.
   std::string Arch() const;
+  /// The machine as the cuda target names it (Target::Machine): "<name> <arch>".
+  /// Evaluations and the GPU's hardware profile are kept under it.
+  std::string Machine() const { return name + " " + Arch(); }
 };
 
 /// The device, or an Error saying why there is none ("no CUDA device:
@@ -59,10 +63,31 @@ struct NvccOutcome {
 Result<NvccOutcome> CompileCuda(const std::string& source, const std::string& header, const NvccOptions& options,
                                 const std::string& scratch_dir);
 
-/// The harness program (harness.cu, built into the engine as text), built
-/// with nvcc for `options.arch` under `options.cache_dir` on first use: its
-/// path. An Error when it does not build (the engine's failure).
+/// A program of the engine's own (its source built into the engine as text).
+struct ProgramSource {
+  std::string program;  ///< the executable's name: "accelopt-cuda-harness"
+  /// (file name, text), written side by side; the first is the one compiled.
+  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::string> link_args;  ///< after the sources: "-ldl", "-lcublasLt"
+};
+
+/// Builds `source` with nvcc for `options.arch` under `options.cache_dir`,
+/// keyed by its text, on first use; later calls find it there: its path. An
+/// Error when it does not build (the engine's failure: nvcc's output is in it).
+/// Blocks; processes building the same program at once each publish one copy.
+Result<std::string> BuildProgram(const NvccOptions& options, const ProgramSource& source);
+
+/// The hash (core/hash.h) of the source a library of CompileCuda was built
+/// from, as the engine hashes a kernel's source: CompileCuda keeps kernel.cu
+/// beside kernel.so. "" when it cannot be read.
+std::string SourceHashOf(const std::string& library_path);
+
+/// The harness program (harness.cu), built by BuildProgram.
 Result<std::string> BuildHarness(const NvccOptions& options);
+
+/// The toolkit's library folder beside `nvcc` (bin/../lib64, else bin/../lib):
+/// where a program linked with a CUDA library finds it at run time.
+std::string ToolkitLibraryDir(const std::string& nvcc);
 
 /// ptxas' "info" lines from nvcc's output, shortened to the kernel's own
 /// functions' lines; the rest of the output goes to `rest`.
