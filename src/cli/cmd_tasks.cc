@@ -68,7 +68,7 @@ void RegisterTasks(CLI::App& app) {
       auto counts = suite::CountRoofline(*bound);
       if (!counts) throw Exit{kExitError, counts.error().message};
       suite::RooflineTime t{0, "-"};
-      if (scored) t = suite::ComputeRooflineTime(*counts, rates);
+      if (scored) t = suite::ComputeRooflineTime(*counts, target->RatesFor(task));
       // Dimensions are integers (the task loader checks it).
       Json params = Json::object();
       for (const auto& [k, v] : bound->params) params[k] = static_cast<long>(v);

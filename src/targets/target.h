@@ -101,6 +101,11 @@ class Target {
   virtual Json Hardware() const { return nullptr; }
   /// The rates the roofline divides by when it scores; zero when it scores nothing.
   virtual suite::PeakRates Rates() const { return {}; }
+  /// Those for one task: a GPU runs a task with bf16 inputs at its bf16 rate.
+  virtual suite::PeakRates RatesFor(const suite::Task& task) const {
+    (void)task;
+    return Rates();
+  }
   /// The machine as the agents should know it: cores, caches, vector width,
   /// measured rates. One line; "" when there is nothing to say.
   virtual std::string MachineText() const { return ""; }

@@ -154,9 +154,12 @@ class CudaTarget : public targets::Target {
   }
   std::string Machine() const override { return options_.device ? options_.device->Machine() : "no-device"; }
   Json Hardware() const override { return options_.hardware ? ToJson(*options_.hardware) : Json(nullptr); }
-  // The float32 tasks' rates: bf16 inputs would take the bf16 GEMM peak (RatesFor).
+  // The float32 tasks' rates; a task with bf16 inputs takes the bf16 GEMM peak.
   suite::PeakRates Rates() const override {
-    return options_.hardware ? RatesFor(*options_.hardware, false) : suite::PeakRates{};
+    return options_.hardware ? cuda::RatesFor(*options_.hardware, false) : suite::PeakRates{};
+  }
+  suite::PeakRates RatesFor(const suite::Task& task) const override {
+    return options_.hardware ? cuda::RatesFor(*options_.hardware, task.Bf16Inputs()) : suite::PeakRates{};
   }
   std::string MachineText() const override {
     if (!options_.device) return "";
