@@ -4,6 +4,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include <fmt/core.h>
+
 namespace accelopt::eval {
 namespace {
 
@@ -116,6 +118,28 @@ ErrorStats CompareOutputs(const float* out, const double* ref, const float* ref3
 
 ErrorStats CompareWithin(const float* out, const double* ref, size_t n, double atol, double rtol) {
   return CompareBounded(out, ref, n, [&](size_t i) { return std::max(atol, rtol * std::fabs(ref[i])); });
+}
+
+ErrorStats CompareOutput(const suite::BoundTensor& output, const float* out, const double* ref, const float* ref32,
+                         double floor) {
+  const size_t n = static_cast<size_t>(output.elements);
+  if (output.dtype == suite::DType::kBf16) return CompareWithin(out, ref, n);
+  return ref32 ? CompareOutputs(out, ref, ref32, n, floor) : CompareOutputs(out, ref, n);
+}
+
+std::string JudgeOutput(const ErrorStats& e, const suite::BoundTensor& output, const std::string& label,
+                        double tolerance) {
+  const std::string what = "output '" + output.name + "' (" + label + "): ";
+  if (!e.finite()) return what + fmt::format("{} NaN and {} Inf of {} values", e.nan_count, e.inf_count, e.elements);
+  if (e.rel_l2 > tolerance) return what + fmt::format("relative L2 error {:.3g} exceeds {:.3g}", e.rel_l2, tolerance);
+  if (!e.bounded || e.over_bound == 0) return "";
+  const bool bf16 = output.dtype == suite::DType::kBf16;
+  const std::string allowed = bf16 ? fmt::format("the bf16 tolerance (absolute {:g}, relative {:g}) allows {:.3g}",
+                                                 kBf16Atol, kBf16Rtol, e.worst_bound)
+                                   : fmt::format("float32 rounding allows {:.3g}", e.worst_bound);
+  return what + fmt::format("element {} is off by {:.3g} where {} ({} of {} elements beyond their bound{})",
+                            e.worst_index, e.worst_error, allowed, e.over_bound, e.elements,
+                            bf16 ? "" : ": a dropped or changed term?");
 }
 
 ErrorStats Worst(const ErrorStats& a, const ErrorStats& b) {

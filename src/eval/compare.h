@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/profile.h"
+#include "suite/task.h"
 
 namespace accelopt::eval {
 
@@ -46,6 +47,18 @@ inline constexpr double kBf16Rtol = 1e-2;
 /// rounding (2^-9 relative) is far above any float32 evaluation's.
 ErrorStats CompareWithin(const float* out, const double* ref, size_t n, double atol = kBf16Atol,
                          double rtol = kBf16Rtol);
+
+/// One output of a kernel against the reference: a bf16 output by
+/// CompareWithin, a float32 one by the float32-rounding bound where `ref32`
+/// (the reference's float32 evaluation) exists, else by the L2 statistics alone.
+ErrorStats CompareOutput(const suite::BoundTensor& output, const float* out, const double* ref, const float* ref32,
+                         double floor);
+
+/// "" when an output's statistics pass (finite, relative L2 within
+/// `tolerance`, every element within its bound); else why not, naming the
+/// output and `label` (the call: "seed 2").
+std::string JudgeOutput(const ErrorStats& e, const suite::BoundTensor& output, const std::string& label,
+                        double tolerance);
 
 /// Merges per-output (or per-seed) statistics: worst rel_l2, max_abs and ratio, summed counts.
 ErrorStats Worst(const ErrorStats& a, const ErrorStats& b);

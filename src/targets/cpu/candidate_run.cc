@@ -271,46 +271,14 @@ class Run {
     ErrorStats worst;
     bool first = true;
     for (const Kept& k : kept_) {
-      const float* out = k.outputs.data();
-      const double* ref = expected_.reference(k.slot);
-      const float* ref32 = expected_.reference32(k.slot);
-      for (size_t o = 0; o < bound_.outputs.size(); ++o) {
-        const auto& t = bound_.outputs[o];
-        const size_t n = static_cast<size_t>(t.elements);
-        ErrorStats e = ref32 ? eval::CompareOutputs(out, ref, ref32, n, expected_.floor(k.slot, o))
-                             : eval::CompareOutputs(out, ref, n);
-        if (profile_.message.empty()) profile_.message = Judge(e, t.name, k.label);
-        worst = first ? e : eval::Worst(worst, e);
-        first = false;
-        out += n;
-        ref += n;
-        if (ref32) ref32 += n;
-      }
+      const ErrorStats e =
+          expected_.Judge(bound_, k.slot, k.outputs.data(), k.label, profile_.tolerance, profile_.message);
+      worst = first ? e : eval::Worst(worst, e);
+      first = false;
     }
     profile_.errors = worst;
     profile_.phase_seconds["compare"] = NowSeconds() - compare_start;
     if (!profile_.message.empty()) profile_.status = Verdict::kWrongAnswer;
-  }
-
-  // "" when the output passes; else why it does not.
-  std::string Judge(const ErrorStats& e, const std::string& output, const std::string& label) const {
-    const std::string what = "output '" + output + "' (" + label + "): ";
-    char text[320];
-    if (!e.finite())
-      return what + std::to_string(e.nan_count) + " NaN and " + std::to_string(e.inf_count) + " Inf of " +
-             std::to_string(e.elements) + " values";
-    if (e.rel_l2 > profile_.tolerance) {
-      std::snprintf(text, sizeof text, "relative L2 error %.3g exceeds %.3g", e.rel_l2, profile_.tolerance);
-      return what + text;
-    }
-    if (e.bounded && e.over_bound > 0) {
-      std::snprintf(text, sizeof text,
-                    "element %zu is off by %.3g where float32 rounding allows %.3g (%zu of %zu elements beyond "
-                    "their bound: a dropped or changed term?)",
-                    e.worst_index, e.worst_error, e.worst_bound, e.over_bound, e.elements);
-      return what + text;
-    }
-    return "";
   }
 
   const suite::BoundTask& bound_;

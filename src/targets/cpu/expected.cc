@@ -156,4 +156,21 @@ Status Expected::RunReferences(const suite::BoundTask& bound, const CpuTargetOpt
   return Ok{};
 }
 
+ErrorStats Expected::Judge(const suite::BoundTask& bound, size_t slot, const float* outputs, const std::string& label,
+                           double tolerance, std::string& why) const {
+  const double* ref = reference(slot);
+  const float* ref32 = reference32(slot);
+  ErrorStats worst;
+  for (size_t o = 0; o < bound.outputs.size(); ++o) {
+    const auto& t = bound.outputs[o];
+    const ErrorStats e = eval::CompareOutput(t, outputs, ref, ref32, ref32 ? floor(slot, o) : 0);
+    if (why.empty()) why = eval::JudgeOutput(e, t, label, tolerance);
+    worst = o == 0 ? e : eval::Worst(worst, e);
+    outputs += t.elements;
+    ref += t.elements;
+    if (ref32) ref32 += t.elements;
+  }
+  return worst;
+}
+
 }  // namespace accelopt::cpu

@@ -52,6 +52,13 @@ class Expected {
   /// eval::RoundingFloor of output `output` of a slot (when reference32 is not null).
   double floor(size_t slot, size_t output) const { return floors_[slot][output]; }
 
+  /// A kernel's outputs for slot `slot` (every output back to back, float32)
+  /// against the reference's, output by output (eval::CompareOutput): the
+  /// worst statistics, and in `why`, when it is still empty, the first
+  /// output's reason to fail (eval::JudgeOutput; `label` names the call).
+  ErrorStats Judge(const suite::BoundTask& bound, size_t slot, const float* outputs, const std::string& label,
+                   double tolerance, std::string& why) const;
+
   double inputs_seconds() const { return inputs_seconds_; }
   double reference_seconds() const { return reference_seconds_; }
 

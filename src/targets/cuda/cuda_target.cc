@@ -112,33 +112,6 @@ void WriteSet(std::ostream& out, const std::vector<suite::BoundTensor>& inputs, 
   }
 }
 
-// "" when the output passes; else why not.
-std::string Judge(const ErrorStats& e, const suite::BoundTensor& output, const std::string& label, double tolerance) {
-  const std::string what = "output '" + output.name + "' (" + label + "): ";
-  if (!e.finite()) return what + fmt::format("{} NaN and {} Inf of {} values", e.nan_count, e.inf_count, e.elements);
-  if (e.rel_l2 > tolerance) return what + fmt::format("relative L2 error {:.3g} exceeds {:.3g}", e.rel_l2, tolerance);
-  if (e.bounded && e.over_bound > 0) {
-    const std::string allowed = output.dtype == suite::DType::kBf16
-                                    ? fmt::format("the bf16 tolerance (absolute {:g}, relative {:g}) allows {:.3g}",
-                                                  eval::kBf16Atol, eval::kBf16Rtol, e.worst_bound)
-                                    : fmt::format("float32 rounding allows {:.3g}", e.worst_bound);
-    return what + fmt::format("element {} is off by {:.3g} where {} ({} of {} elements beyond their bound{})",
-                              e.worst_index, e.worst_error, allowed, e.over_bound, e.elements,
-                              output.dtype == suite::DType::kBf16 ? "" : ": a dropped or changed term?");
-  }
-  return "";
-}
-
-// One output against the reference: a bf16 output by FlashInfer-Bench's
-// tolerances, a float32 one by float32 rounding where the reference's float32
-// evaluation exists; both by the relative L2 error.
-ErrorStats CompareOutput(const suite::BoundTensor& output, const float* out, const double* ref, const float* ref32,
-                         double floor) {
-  const size_t n = static_cast<size_t>(output.elements);
-  if (output.dtype == suite::DType::kBf16) return eval::CompareWithin(out, ref, n);
-  return ref32 ? eval::CompareOutputs(out, ref, ref32, n, floor) : eval::CompareOutputs(out, ref, n);
-}
-
 class CudaTarget : public targets::Target {
  public:
   explicit CudaTarget(const CudaTargetOptions& options) : options_(options) {}
@@ -447,22 +420,14 @@ class CudaTarget : public targets::Target {
         return Error{"the cuda harness wrote too few outputs in " + (dir / "outputs.bin").string()};
       const std::string label =
           slot < expected.seeds() ? fmt::format("seed {}", slot + 1) : fmt::format("timed call {}", c + 1);
-      const float* o = out.data();
-      const double* ref = expected.reference(slot);
-      const float* ref32 = expected.reference32(slot);
-      for (size_t i = 0; i < bound.outputs.size(); ++i) {
-        const size_t n = static_cast<size_t>(bound.outputs[i].elements);
-        const ErrorStats e = CompareOutput(bound.outputs[i], o, ref, ref32, ref32 ? expected.floor(slot, i) : 0);
-        if (profile.status == Verdict::kOk)
-          if (std::string why = Judge(e, bound.outputs[i], label, profile.tolerance); !why.empty()) {
-            profile.status = Verdict::kWrongAnswer;
-            profile.message = why;
-          }
-        worst = first ? e : eval::Worst(worst, e);
-        first = false;
-        o += n, ref += n;
-        if (ref32) ref32 += n;
+      std::string why;
+      const ErrorStats e = expected.Judge(bound, slot, out.data(), label, profile.tolerance, why);
+      if (profile.status == Verdict::kOk && !why.empty()) {
+        profile.status = Verdict::kWrongAnswer;
+        profile.message = why;
       }
+      worst = first ? e : eval::Worst(worst, e);
+      first = false;
     }
     profile.errors = worst;
     return Ok{};
