@@ -36,7 +36,7 @@ class CudaBuilt : public targets::Built {
  public:
   const Profile& BuildProfile() const override { return profile_; }
   Profile profile_;
-  const suite::Task* task_ = nullptr;
+  suite::BoundTask bound_;  // the task at the request's shape, bound once
   std::string library_;
   std::unique_ptr<ScratchDir> scratch_;  // holds the library when builds are not cached
 };
@@ -171,7 +171,6 @@ class CudaTarget : public targets::Target {
  private:
   Result<std::unique_ptr<targets::Built>> BuildOne(const targets::EvalRequest& request) {
     auto built = std::make_unique<CudaBuilt>();
-    built->task_ = request.task;
     Profile& p = built->profile_;
     p.task = request.task->name;
     p.shape = request.shape;
@@ -180,9 +179,11 @@ class CudaTarget : public targets::Target {
     p.seeds = options_.seeds;
     auto bound = suite::Bind(*request.task, request.shape);
     if (!bound) return bound.error();
+    built->bound_ = std::move(*bound);
     auto scratch = ScratchDir::Create(options_.work_dir, request.task->name, false);
     if (!scratch) return scratch.error();
-    auto compiled = CompileCuda(request.candidate.source, bound->ShapeHeader(), options_.nvcc, (*scratch)->path());
+    auto compiled =
+        CompileCuda(request.candidate.source, built->bound_.ShapeHeader(), options_.nvcc, (*scratch)->path());
     if (!compiled) return compiled.error();
     p.compile_log = compiled->log;
     p.register_report = compiled->register_report;
@@ -299,25 +300,27 @@ class CudaTarget : public targets::Target {
     const double started = NowSeconds();
     auto harness = BuildHarness(options_.nvcc);
     if (!harness) return harness.error();
-    auto bound = suite::Bind(*built.task_, profile.shape);
-    if (!bound) return bound.error();
+    const suite::BoundTask& bound = built.bound_;
     auto scratch = ScratchDir::Create(options_.work_dir, profile.task, options_.keep_work);
     if (!scratch) return scratch.error();
     const fs::path dir = (*scratch)->path();
     if (options_.keep_work) profile.work_dir = dir.string();
-    auto expected = ExpectedFor(*bound, dir);
+    auto expected = ExpectedFor(bound, dir);
     if (!expected) return expected.error();
-    if (auto s = WriteSlots(*bound, **expected, dir / "slots.bin"); !s) return s.error();
+    // Written again for every evaluation, into its own folder: a file shared
+    // by a batch would let one kernel (in whose process the harness runs)
+    // change the inputs of the candidates after it.
+    if (auto s = WriteSlots(bound, **expected, dir / "slots.bin"); !s) return s.error();
 
     if (options_.memcheck) {
       // Correctness calls only, under the sanitizer: its slowdown must not reach the timings.
       std::vector<long> calls;
       for (size_t s = 0; s < (*expected)->seeds(); ++s) calls.push_back(static_cast<long>(s));
-      if (auto s = RunHarness(*harness, built, *bound, **expected, calls, dir, true, profile); !s) return s.error();
+      if (auto s = RunHarness(*harness, built, bound, **expected, calls, dir, true, profile); !s) return s.error();
       if (profile.status != Verdict::kOk) return profile;
     }
     const std::vector<long> calls = Schedule((*expected)->seeds(), (*expected)->checked_count());
-    if (auto s = RunHarness(*harness, built, *bound, **expected, calls, dir, false, profile); !s) return s.error();
+    if (auto s = RunHarness(*harness, built, bound, **expected, calls, dir, false, profile); !s) return s.error();
     profile.wall_seconds = NowSeconds() - started;
     return profile;
   }
