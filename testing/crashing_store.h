@@ -50,6 +50,12 @@ class CrashingStore : public store::Store {
   }
   Result<std::optional<store::StoredLesson>> GetLesson(int64_t id) override { return inner_.GetLesson(id); }
   Result<std::vector<std::pair<std::string, int>>> ListMemories() override { return inner_.ListMemories(); }
+  Status PutHardware(const std::string& target, const std::string& machine, const Json& profile) override {
+    return Write(inner_.PutHardware(target, machine, profile));
+  }
+  Result<std::optional<Json>> GetHardware(const std::string& target, const std::string& machine) override {
+    return inner_.GetHardware(target, machine);
+  }
 
  private:
   template <typename T>

@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "store/sqlite_query.h"
 #include "store/store.h"
 
 namespace accelopt::store {
@@ -105,109 +106,48 @@ ALTER TABLE lessons ADD COLUMN speedup_low REAL;
 ALTER TABLE lessons ADD COLUMN speedup_high REAL;
 ALTER TABLE lessons ADD COLUMN tags TEXT NOT NULL DEFAULT '{}';
 )sql",
+    // The job queue (service/job_queue.h): one row per job key; times are Unix
+    // seconds (REAL) by the database's clock, so every worker reads one clock.
+    R"sql(
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  key TEXT NOT NULL UNIQUE,
+  machine_class TEXT NOT NULL,
+  job TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  worker TEXT,
+  device TEXT,
+  lease_until REAL,
+  outcome TEXT,
+  error TEXT,
+  created_at TEXT NOT NULL DEFAULT ()sql" ACCELOPT_NOW R"sql(),
+  finished_at TEXT
+);
+CREATE INDEX jobs_claimable ON jobs(machine_class, state, id);
+CREATE TABLE hardware (
+  target TEXT NOT NULL,
+  machine TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  updated_at TEXT NOT NULL DEFAULT ()sql" ACCELOPT_NOW R"sql(),
+  PRIMARY KEY (target, machine)
+);
+CREATE TABLE workers (
+  name TEXT PRIMARY KEY,
+  device TEXT NOT NULL,
+  machine_class TEXT NOT NULL,
+  seen REAL NOT NULL
+);
+)sql",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
-// One use of a cached prepared statement: binds parameters left to right,
-// steps, reads columns, and resets the statement when it goes out of scope (which
-// also ends the implicit read transaction of a SELECT). Errors name the file and
-// the operation. A failed prepare or bind is kept and reported by the next step.
-class Query {
- public:
-  Query(const std::string& file, sqlite3* db, sqlite3_stmt* stmt, const char* op, int rc)
-      : file_(file), db_(db), stmt_(stmt), op_(op), rc_(rc) {}
-  ~Query() {
-    if (stmt_ == nullptr) return;
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  Query(const Query&) = delete;
-  Query& operator=(const Query&) = delete;
-
-  Query& BindInt(int64_t value) { return Check(stmt_ ? sqlite3_bind_int64(stmt_, ++index_, value) : SQLITE_OK); }
-  Query& BindReal(double value) { return Check(stmt_ ? sqlite3_bind_double(stmt_, ++index_, value) : SQLITE_OK); }
-  Query& BindText(const std::string& value) {
-    return Check(stmt_ ? sqlite3_bind_text64(stmt_, ++index_, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8)
-                       : SQLITE_OK);
-  }
-  /// 0 (none) becomes NULL.
-  Query& BindId(int64_t id) {
-    if (id != 0) return BindInt(id);
-    return Check(stmt_ ? sqlite3_bind_null(stmt_, ++index_) : SQLITE_OK);
-  }
-  /// "" becomes NULL.
-  Query& BindTextOrNull(const std::string& value) {
-    if (!value.empty()) return BindText(value);
-    return Check(stmt_ ? sqlite3_bind_null(stmt_, ++index_) : SQLITE_OK);
-  }
-  Query& BindJson(const Json& value) { return BindText(DumpJson(value)); }
-
-  /// True when a row is ready to read, false when the statement is done.
-  Result<bool> Next() {
-    if (rc_ != SQLITE_OK) return Fail(rc_);
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    return Fail(rc);
-  }
-  /// Steps to the end; for a write in autocommit mode, the commit happens here.
-  Status Run() {
-    for (;;) {
-      auto row = Next();
-      if (!row) return row.error();
-      if (!*row) return Ok{};
-    }
-  }
-
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  // NULL is what SQLite made of a NaN.
-  double Real(int col) const {
-    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::numeric_limits<double>::quiet_NaN();
-    return sqlite3_column_double(stmt_, col);
-  }
-  std::string Text(int col) const {
-    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    if (text == nullptr) return "";
-    return std::string(text, sqlite3_column_bytes(stmt_, col));
-  }
-  Result<Json> JsonAt(int col) const {
-    try {
-      return Json::parse(Text(col));
-    } catch (const Json::exception& e) {
-      return Fail(std::string("stored JSON in column '") + sqlite3_column_name(stmt_, col) +
-                  "' is invalid: " + e.what());
-    }
-  }
-
-  Error Fail(const std::string& message) const { return Error{file_ + ": " + op_ + ": " + message}; }
-  Error Fail(int rc) const {
-    // sqlite3_errmsg is specific ("FOREIGN KEY constraint failed") but only
-    // describes the connection's latest failure; fall back to the code's text.
-    bool current = (sqlite3_extended_errcode(db_) == rc || sqlite3_errcode(db_) == (rc & 0xff));
-    return Fail(current ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
-  }
-
- private:
-  Query& Check(int rc) {
-    if (rc != SQLITE_OK && rc_ == SQLITE_OK) rc_ = rc;
-    return *this;
-  }
-
-  const std::string& file_;
-  sqlite3* db_;
-  sqlite3_stmt* stmt_;
-  const char* op_;
-  int rc_;
-  int index_ = 0;
-};
 
 class SqliteStore : public Store {
  public:
-  SqliteStore(std::string file, sqlite3* db) : file_(std::move(file)), db_(db) {}
-  ~SqliteStore() override {
-    for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
-    sqlite3_close_v2(db_);
-  }
+  SqliteStore(std::string file, sqlite3* db) : file_(std::move(file)), db_(db), statements_(file_, db_) {}
+  // close_v2: the connection closes once the cache (destroyed after this body) has finalized its statements.
+  ~SqliteStore() override { sqlite3_close_v2(db_); }
 
   Status Init(int busy_timeout_ms) {
     std::lock_guard lock(mu_);
@@ -418,6 +358,27 @@ class SqliteStore : public Store {
     return ReadOne<StoredLesson>(q, &SqliteStore::ReadLesson);
   }
 
+  Status PutHardware(const std::string& target, const std::string& machine, const Json& profile) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("put hardware profile",
+                      "INSERT INTO hardware (target, machine, profile) VALUES (?, ?, ?) ON CONFLICT(target, machine) "
+                      "DO UPDATE SET profile = excluded.profile, updated_at = excluded.updated_at");
+    q.BindText(target).BindText(machine).BindJson(profile);
+    return q.Run();
+  }
+
+  Result<std::optional<Json>> GetHardware(const std::string& target, const std::string& machine) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("get hardware profile", "SELECT profile FROM hardware WHERE target = ? AND machine = ?");
+    q.BindText(target).BindText(machine);
+    auto row = q.Next();
+    if (!row) return row.error();
+    if (!*row) return std::optional<Json>();
+    auto json = q.JsonAt(0);
+    if (!json) return json.error();
+    return std::optional<Json>(std::move(*json));
+  }
+
   Result<std::vector<std::pair<std::string, int>>> ListMemories() override {
     std::lock_guard lock(mu_);
     Query q = Prepare("list memories", "SELECT memory, COUNT(*) FROM lessons GROUP BY memory ORDER BY memory");
@@ -510,18 +471,7 @@ class SqliteStore : public Store {
   }
 
   // Statements are prepared once per connection and reused; mu_ must be held.
-  Query Prepare(const char* op, const char* sql) {
-    auto it = statements_.find(sql);
-    if (it != statements_.end()) return Query(file_, db_, it->second, op, SQLITE_OK);
-    sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-    if (rc != SQLITE_OK) {
-      sqlite3_finalize(stmt);
-      return Query(file_, db_, nullptr, op, rc);
-    }
-    statements_.emplace(sql, stmt);
-    return Query(file_, db_, stmt, op, SQLITE_OK);
-  }
+  Query Prepare(const char* op, const char* sql) { return statements_.Prepare(op, sql); }
 
   // For fixed SQL without parameters (pragmas, schema scripts, transactions).
   Status Exec(const std::string& op, const std::string& sql) {
@@ -572,7 +522,7 @@ class SqliteStore : public Store {
   const std::string file_;
   std::mutex mu_;
   sqlite3* db_;
-  std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+  StatementCache statements_;
 };
 
 #undef ACCELOPT_NOW

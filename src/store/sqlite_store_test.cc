@@ -90,9 +90,10 @@ class SqliteStoreTest : public ::testing::Test {
 TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   auto store = Open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "3");
   EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
-  for (const char* table : {"runs", "llm_calls", "evaluations", "candidates", "iterations", "lessons"}) {
+  for (const char* table :
+       {"runs", "llm_calls", "evaluations", "candidates", "iterations", "lessons", "jobs", "hardware", "workers"}) {
     EXPECT_EQ(
         RawQuery(path_, std::string("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'"),
         table);
@@ -100,7 +101,7 @@ TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   store.reset();
   // Opening an up-to-date file again migrates nothing and keeps the version.
   ASSERT_TRUE(Open());
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "3");
 }
 
 TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
@@ -120,7 +121,7 @@ TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
   sqlite3_close(raw);
   auto store = Open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "3");
   auto lesson = store->GetLesson(1);
   ASSERT_TRUE(lesson.ok() && lesson->has_value()) << (lesson.ok() ? "none" : lesson.error().message);
   EXPECT_EQ((*lesson)->lesson.low, 1.5);
@@ -272,6 +273,18 @@ TEST_F(SqliteStoreTest, EvaluationRoundTripKeepsTheFirst) {
   ASSERT_TRUE(got.ok() && got->has_value());
   EXPECT_EQ(**got, profile);
   EXPECT_FALSE(store->GetEvaluation("other")->has_value());
+}
+
+TEST_F(SqliteStoreTest, HardwareProfilesAreKeptPerTargetAndMachineAndReplaced) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  EXPECT_FALSE(store->GetHardware("toy", "machine-a")->has_value());
+  ASSERT_TRUE(store->PutHardware("toy", "machine-a", Json{{"bandwidth_gbs", 10}}).ok());
+  ASSERT_TRUE(store->PutHardware("toy", "machine-b", Json{{"bandwidth_gbs", 20}}).ok());
+  ASSERT_TRUE(store->PutHardware("toy", "machine-a", Json{{"bandwidth_gbs", 11}}).ok());
+  EXPECT_EQ((**store->GetHardware("toy", "machine-a"))["bandwidth_gbs"], 11);
+  EXPECT_EQ((**store->GetHardware("toy", "machine-b"))["bandwidth_gbs"], 20);
+  EXPECT_FALSE(store->GetHardware("other", "machine-a")->has_value());
 }
 
 TEST_F(SqliteStoreTest, CandidateRoundTripWithLineage) {

@@ -88,6 +88,12 @@ class Store {
   virtual Result<std::optional<StoredLesson>> GetLesson(int64_t id) = 0;
   /// Memory names with their lesson counts.
   virtual Result<std::vector<std::pair<std::string, int>>> ListMemories() = 0;
+
+  // Hardware profiles, per target and machine (a fingerprint or a machine
+  // class): what the workers of that machine score against.
+  /// Replaces the profile kept for (target, machine).
+  virtual Status PutHardware(const std::string& target, const std::string& machine, const Json& profile) = 0;
+  virtual Result<std::optional<Json>> GetHardware(const std::string& target, const std::string& machine) = 0;
 };
 
 struct SqliteOptions {
