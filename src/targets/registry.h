@@ -14,6 +14,9 @@
 
 namespace accelopt::targets {
 
+/// The target kernels are measured on when none is named (and a task is not a code task).
+inline constexpr const char* kDefaultTarget = "cpu";
+
 /// What the user chose for an evaluation, for any target; each target takes what applies to it.
 struct TargetSettings {
   int seeds = 3;          ///< correctness runs, each with fresh random inputs
@@ -21,6 +24,9 @@ struct TargetSettings {
   std::vector<int> cpus;  ///< cores the kernel runs on (cpu target); empty = all allowed
   bool bind_openmp = false;
   bool keep_work = false;  ///< keep evaluation folders for debugging
+  /// The target takes its device's machine-wide lock itself while it measures;
+  /// false when its evaluator holds the lock (service::LocalEvaluator).
+  bool device_lock = true;
   /// Measure the machine when it has no saved profile (else no scoring).
   bool calibrate_if_missing = true;
   /// A recorded hardware profile to score against (a resumed run's); null: the machine's own.

@@ -96,6 +96,9 @@ class Target {
   virtual TargetInfo Describe() const = 0;
   /// The machine it measures on (a fingerprint): evaluations are kept per target and machine.
   virtual std::string Machine() const = 0;
+  /// The device its timed calls run on, as the machine-wide device lock names
+  /// it (eval/device_lock.h): no two timed series overlap on one device.
+  virtual std::string Device() const { return "cpu"; }
   /// The hardware profile its percentages of peak are computed against (kept
   /// with a run, so that they can be recomputed); null when it scores nothing.
   virtual Json Hardware() const { return nullptr; }

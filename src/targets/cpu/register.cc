@@ -87,6 +87,7 @@ Result<CpuTargetOptions> OptionsFor(const targets::TargetSettings& settings,
   options.seeds = settings.seeds;
   options.wall_seconds = settings.timeout;
   options.keep_work = settings.keep_work;
+  options.device_lock = settings.device_lock;
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
     for (int c : settings.cpus)

@@ -126,6 +126,7 @@ class CudaTarget : public targets::Target {
             "prompts/cuda"};
   }
   std::string Machine() const override { return options_.device ? options_.device->Machine() : "no-device"; }
+  std::string Device() const override { return "cuda:0"; }
   Json Hardware() const override { return options_.hardware ? ToJson(*options_.hardware) : Json(nullptr); }
   // The float32 tasks' rates; a task with bf16 inputs takes the bf16 GEMM peak.
   suite::PeakRates Rates() const override {
