@@ -29,6 +29,7 @@ demo: build
 bench-engine: build
 	$(BUILD)/engine_bench
 	$(BUILD)/loop_bench
+	$(BUILD)/queue_bench
 
 # Coverage-guided fuzzing of the parsers that read outside input (fuzz/README.md):
 # each target runs FUZZ_SECONDS; a crash leaves its input in build-fuzz/crashes.

@@ -155,7 +155,9 @@ TEST_F(Loop, EvaluationsAreKeptPerTargetAndMachine) {
   ASSERT_TRUE(run.ok());
   auto baseline = ReadFile(task_->baseline_path(cpu::kKernelExtension));
   ASSERT_TRUE(baseline.ok());
-  run::StoreEvaluator here(*db, *target, *task_, "test", *run);
+  auto made_here = run::StoreEvaluator::Make(*db, *target, *task_, "test", *run, {});
+  ASSERT_TRUE(made_here.ok()) << made_here.error().message;
+  run::StoreEvaluator& here = **made_here;
   ASSERT_TRUE(here.EvaluateOne(*baseline).ok());
   ASSERT_TRUE(here.EvaluateOne(*baseline).ok());
   EXPECT_EQ(target->evaluations, 1);
@@ -167,7 +169,9 @@ TEST_F(Loop, EvaluationsAreKeptPerTargetAndMachine) {
   auto options = testing::TestTargetOptions(scratch_);
   options.timing.min_calls = 3;
   Elsewhere elsewhere(cpu::MakeCpuTarget(options));
-  run::StoreEvaluator there(*db, elsewhere, *task_, "test", *run);
+  auto made_there = run::StoreEvaluator::Make(*db, elsewhere, *task_, "test", *run, {});
+  ASSERT_TRUE(made_there.ok()) << made_there.error().message;
+  run::StoreEvaluator& there = **made_there;
   ASSERT_TRUE(there.EvaluateOne(*baseline).ok());
   EXPECT_EQ(elsewhere.evaluations, 1);
 

@@ -48,11 +48,15 @@ void RegisterCompare(CLI::App& app) {
     if (!source_a) throw Exit{kExitError, source_a.error().message};
     auto source_b = ReadFile(path_b);
     if (!source_b) throw Exit{kExitError, source_b.error().message};
-    auto target = MakeTargetOrExit(TargetSettingsFor(eval_flags), TargetNameFor(eval_flags, {task}));
-    targets::EvalRequest a{task, shape, {*source_a, path_a, LibrariesFor(*task, path_a)}};
-    targets::EvalRequest b{task, shape, {*source_b, path_b, LibrariesFor(*task, path_b)}};
-    auto result = target->Compare(a, b);
-    if (!result) throw Exit{kExitError, result.error().message};
+    targets::TargetSettings settings = TargetSettingsFor(eval_flags);
+    settings.device_lock = false;  // held by the evaluator, as for every target
+    auto target = MakeTargetOrExit(settings, TargetNameFor(eval_flags, {task}));
+    auto outcome = MeasureHere(*target, *task, shape, service::JobKind::kCompare,
+                               {{path_a, *source_a, "", LibrariesFor(*task, path_a)},
+                                {path_b, *source_b, "", LibrariesFor(*task, path_b)}});
+    if (!outcome) throw Exit{kExitError, outcome.error().message};
+    targets::PairedResult paired{outcome->profiles.at(0), outcome->profiles.at(1), outcome->speedup};
+    const targets::PairedResult* result = &paired;
     const bool both_ok = result->speedup.has_value();
     if (json) {
       Json j = {{"task", task->name}, {"shape", shape}, {"a", result->a.ToJson()}, {"b", result->b.ToJson()}};

@@ -36,6 +36,7 @@ void RegisterEval(CLI::App& app) {
     const suite::Task* task = SelectTasks(tasks, {task_name}).front();
     targets::TargetSettings settings = TargetSettingsFor(eval_flags);
     settings.keep_work = keep;
+    settings.device_lock = false;  // held by the evaluator, as for every target
     // A kernel file that cannot be read is said before the target is made (which may calibrate first).
     Result<std::string> source = kernel_path.empty() ? Result<std::string>(std::string()) : ReadFile(kernel_path);
     if (!source) throw Exit{kExitError, source.error().message};
@@ -43,10 +44,10 @@ void RegisterEval(CLI::App& app) {
     if (kernel_path.empty()) source = target->Baseline(*task);
     if (!source) throw Exit{kExitError, source.error().message};
     if (kernel_path.empty()) kernel_path = "baseline";
-    targets::EvalRequest request{task, shape, {*source, kernel_path, libraries}};
-    auto results = target->Evaluate({&request, 1});
-    if (!results[0]) throw Exit{kExitError, results[0].error().message};
-    const Profile& profile = *results[0];
+    auto outcome = MeasureHere(*target, *task, shape, service::JobKind::kEvaluate,
+                               {{kernel_path, *source, "", libraries}});
+    if (!outcome) throw Exit{kExitError, outcome.error().message};
+    const Profile& profile = outcome->profiles.at(0);
     if (json)
       fmt::print("{}\n", DumpJson(profile.ToJson(), 2));
     else

@@ -1,18 +1,24 @@
 // accelopt optimize / resume: the self-improving loop over one or more tasks.
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <signal.h>
 
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "cli/common.h"
 #include "cli/interrupt.h"
 #include "cli/llm_setup.h"
 #include "core/paths.h"
 #include "run/optimize.h"
+#include "service/eval_job.h"
+#include "service/queue_evaluator.h"
+#include "service/worker_processes.h"
 
 namespace accelopt::cli {
 namespace {
@@ -75,6 +81,15 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
   cmd.add_option("--memory", f.memory, "lessons to start from and add to: fresh, shared, or a name");
   cmd.add_option("--db", f.db, "the store (SQLite file)");
   cmd.add_option("--shape", f.shape, "shape to optimize: bench or test");
+  cmd.add_flag("--queue", f.queue.enabled,
+               "evaluate through the store's job queue, served by `accelopt worker` processes (started elsewhere, "
+               "or here with --workers)");
+  cmd.add_option("--workers", f.queue.workers,
+                 "start this many `accelopt worker` processes on this machine and evaluate through the queue")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--machine-class", f.queue.machine_class,
+                 "with the queue: the class of machine the jobs run on (workers serving it take them; default: "
+                 "this machine's fingerprint)");
   AddSuiteFlag(cmd, f.common);
   AddEvalFlags(cmd, f.eval);
   AddLlmFlags(cmd, f.llm);
@@ -174,13 +189,77 @@ std::shared_ptr<std::atomic<bool>> MarkInterruptedOnSignal(store::Store& db, int
   return ended;
 }
 
+// Where the run's kernels are measured: here, under the device's lock (the
+// target was made without its own), or through the queue by workers, some
+// started here. Holds what it started until the run ends.
+struct Measuring {
+  std::unique_ptr<service::JobQueue> queue;
+  std::optional<service::WorkerProcesses> workers;
+  std::unique_ptr<service::Evaluator> evaluator;
+  run::EvalRoute route;
+};
+
+std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id, targets::Target& target) {
+  auto m = std::make_unique<Measuring>();
+  auto say = [](const std::string& text) { fmt::print(stderr, "{}\n", text); };
+  if (!f.queue.enabled && f.queue.workers == 0) {
+    service::LocalEvaluatorOptions local;
+    local.target = &target;
+    local.purpose = "optimize run " + std::to_string(run_id);
+    m->evaluator = service::MakeLocalEvaluator(std::move(local));
+    m->route.evaluator = m->evaluator.get();
+    m->route.settings = service::SettingsToJson(TargetSettingsFor(f.eval));
+    return m;
+  }
+  const std::string machine_class = f.queue.machine_class.empty() ? target.Machine() : f.queue.machine_class;
+  service::SqliteQueueOptions queue_options;
+  queue_options.path = f.db;
+  auto queue = service::OpenSqliteJobQueue(queue_options);
+  if (!queue) throw Exit{kExitError, queue.error().message};
+  m->queue = std::move(*queue);
+  std::vector<std::string> worker_args = {"worker", "--db", f.db, "--machine-class", machine_class};
+  if (!f.common.suite_dir.empty()) worker_args.insert(worker_args.end(), {"--suite", f.common.suite_dir});
+  if (f.queue.workers > 0) {
+    std::vector<std::string> args = worker_args;
+    args.push_back("--stop-with-parent");
+    const std::string logs = CacheDir() + "/workers";
+    auto started = service::WorkerProcesses::Start(std::filesystem::read_symlink("/proc/self/exe").string(), args,
+                                                   f.queue.workers, "run" + std::to_string(run_id) + "-worker", logs);
+    if (!started) throw Exit{kExitError, started.error().message};
+    m->workers.emplace(std::move(*started));
+    say(fmt::format("evaluating through the job queue in {}: {} worker(s) started here (logs in {})", f.db,
+                    f.queue.workers, logs));
+  } else {
+    say(fmt::format("evaluating through the job queue in {} (machine class {}): start workers with `accelopt {}`",
+                    f.db, machine_class, fmt::join(worker_args, " ")));
+  }
+  service::QueueEvaluatorOptions options;
+  options.say = say;
+  options.worker_hint = fmt::format("{}", fmt::join(worker_args.begin() + 1, worker_args.end(), " "));
+  m->evaluator = service::MakeQueueEvaluator(*m->queue, std::move(options));
+  m->route.evaluator = m->evaluator.get();
+  // Workers of this machine's class score against the run's profile (recorded
+  // with it, so a resumed run's percentages stay comparable); workers of
+  // another class against their own machine's, named in every profile.
+  // This machine's profile was loaded or measured when the run began: its
+  // workers do not calibrate again when there is none.
+  targets::TargetSettings settings = TargetSettingsFor(f.eval);
+  const bool here = machine_class == target.Machine();
+  settings.hardware = here ? target.Hardware() : Json(nullptr);
+  settings.calibrate_if_missing = !here;
+  m->route.settings = service::SettingsToJson(settings);
+  m->route.machine_class = machine_class;
+  return m;
+}
+
 void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, targets::Target& target) {
   auto ended = MarkInterruptedOnSignal(db, run_id);
+  auto measuring = StartMeasuring(f, run_id, target);
   std::vector<run::TaskResult> results;
   Json summary = Json::array();
   for (const suite::Task* task : p.selected) {
     run::TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape,
-                               ProjectDataPath(target.Describe().prompts_dir)};
+                               ProjectDataPath(target.Describe().prompts_dir), measuring->route};
     auto r = run::OptimizeTask(settings, *task, run_id, db, *p.client, target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
@@ -261,7 +340,10 @@ void RegisterOptimize(CLI::App& app) {
     Prepared prepared = Prepare(f);
     // The run keeps the hardware profile it is scored against: every stored
     // percentage can be recomputed from its latency and this profile.
-    auto target = MakeTargetOrExit(TargetSettingsFor(f.eval), f.eval.target);
+    if (f.queue.workers > 0) f.queue.enabled = true;
+    targets::TargetSettings target_settings = TargetSettingsFor(f.eval);
+    target_settings.device_lock = false;  // the evaluator holds the device's lock, for every target
+    auto target = MakeTargetOrExit(target_settings, f.eval.target);
     CheckSupported(prepared.selected, f.shape, *target);
     auto db = OpenDb(f.db, /*create=*/true);
     Json config = run::ToJson(ConfigOf(f));
@@ -291,6 +373,7 @@ void RegisterOptimize(CLI::App& app) {
     // Scored against the profile the run began with, so its percentages stay comparable.
     targets::TargetSettings settings = TargetSettingsFor(f.eval);
     settings.hardware = config.value("hardware", Json(nullptr));
+    settings.device_lock = false;  // the evaluator holds the device's lock, for every target
     auto target = targets::MakeTarget(f.eval.target, settings);
     if (!target) throw Exit{kExitError, fmt::format("run {}: {}", run, target.error().message)};
     Prepared prepared = Prepare(f);

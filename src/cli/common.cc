@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include "core/paths.h"
+#include "service/evaluator.h"
 
 namespace accelopt::cli {
 
@@ -69,6 +70,26 @@ std::string TargetNameFor(const EvalFlags& flags, const std::vector<const suite:
                                "' a kernel: they run on different targets (code and cpu), so optimize them in "
                                "separate runs"};
   return code ? "code" : "cpu";
+}
+
+Result<service::EvalOutcome> MeasureHere(targets::Target& target, const suite::Task& task, const std::string& shape,
+                                         service::JobKind kind, std::vector<service::JobSource> sources) {
+  auto spec = service::TaskSpecOf(task, shape);
+  if (!spec) return spec.error();
+  service::EvalJob job;
+  job.kind = kind;
+  job.task = std::move(*spec);
+  job.target = target.name();
+  job.machine_class = target.Machine();
+  job.sources = std::move(sources);
+  service::LocalEvaluatorOptions options;
+  options.target = &target;
+  options.purpose = "accelopt " + std::string(service::JobKindName(kind));
+  options.on_device_wait = [](const std::string& device, const std::string& holder) {
+    fmt::print(stderr, "waiting for the {} device, held by {}\n", device, holder);
+  };
+  auto evaluator = service::MakeLocalEvaluator(std::move(options));
+  return evaluator->Submit({std::move(job)}).front().get();
 }
 
 std::unique_ptr<targets::Target> MakeTargetOrExit(const targets::TargetSettings& settings, const std::string& name) {

@@ -10,6 +10,7 @@
 #include "core/format.h"
 #include "core/result.h"
 #include "run/config.h"
+#include "service/eval_job.h"
 #include "suite/task.h"
 #include "targets/registry.h"
 
@@ -53,6 +54,12 @@ targets::TargetSettings TargetSettingsFor(const EvalFlags& flags);
 /// has no profile yet), or Exit with the reason it cannot be built.
 std::unique_ptr<targets::Target> MakeTargetOrExit(const targets::TargetSettings& settings, const std::string& name);
 
+/// One job measured here, on `target` (made with TargetSettings::device_lock
+/// false), under its device's machine-wide lock, as `optimize` measures:
+/// the profile of each source (and for a comparison the speedup). An Error is the engine's.
+Result<service::EvalOutcome> MeasureHere(targets::Target& target, const suite::Task& task, const std::string& shape,
+                                         service::JobKind kind, std::vector<service::JobSource> sources);
+
 void RegisterTasks(CLI::App& app);
 void RegisterEval(CLI::App& app);
 void RegisterCompare(CLI::App& app);
@@ -63,5 +70,10 @@ void RegisterLlm(CLI::App& app);
 void RegisterOptimize(CLI::App& app);
 void RegisterStoreCommands(CLI::App& app);
 void RegisterExport(CLI::App& app);
+void RegisterWorker(CLI::App& app);
+
+/// The machine class a target's jobs run on by default: the fingerprint of the
+/// machine it measures on here (Target::Machine), or Exit when it cannot be made.
+std::string DefaultMachineClass(const std::string& target_name);
 
 }  // namespace accelopt::cli

@@ -38,7 +38,9 @@ Json ToJson(const RunConfig& c) {
             {"seeds", c.eval.seeds},
             {"timeout", c.eval.timeout},
             {"cpus", c.eval.cpus},
-            {"bind_openmp", c.eval.bind_openmp}}}};
+            {"bind_openmp", c.eval.bind_openmp}}},
+          {"queue",
+           {{"enabled", c.queue.enabled}, {"workers", c.queue.workers}, {"machine_class", c.queue.machine_class}}}};
 }
 
 Result<RunConfig> RunConfigFromJson(const Json& j) {
@@ -86,6 +88,12 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
     c.eval.timeout = e.value("timeout", 60.0);
     c.eval.cpus = e.value("cpus", std::vector<int>{});
     c.eval.bind_openmp = e.value("bind_openmp", false);
+    if (j.contains("queue")) {  // runs recorded before the queue evaluated here
+      const Json& q = j["queue"];
+      c.queue.enabled = q.value("enabled", false);
+      c.queue.workers = q.value("workers", 0);
+      c.queue.machine_class = q.value("machine_class", "");
+    }
   } catch (const Json::exception& e) {
     return Error{std::string("run config: ") + e.what()};
   }

@@ -23,6 +23,14 @@ struct EvalConfig {
   bool bind_openmp = false;
 };
 
+/// Where a run's kernels are measured: in the engine's process (the default)
+/// or through the store's job queue, by `accelopt worker` processes.
+struct QueueConfig {
+  bool enabled = false;       ///< evaluate through the queue
+  int workers = 0;            ///< workers the run starts on this machine itself (0: started elsewhere)
+  std::string machine_class;  ///< the class of machine its jobs run on ("" = this machine's fingerprint)
+};
+
 struct RunConfig {
   std::vector<std::string> tasks;
   std::string memory = "shared";
@@ -33,6 +41,7 @@ struct RunConfig {
   std::string llm_config;    ///< the configuration file read ("" = none)
   llm::ModelOverride model;  ///< the command line's model settings
   EvalConfig eval;
+  QueueConfig queue;
 };
 
 Json ToJson(const RunConfig& config);

@@ -30,17 +30,39 @@ void StoreModelPort::Reject(const std::string& key, const std::string& reason) {
   if (auto s = store_.RejectLlmCall(key, reason); !s) fmt::print(stderr, "warning: {}\n", s.error().message);
 }
 
-StoreEvaluator::StoreEvaluator(store::Store& store, targets::Target& target, const suite::Task& task, std::string shape,
-                               int64_t run_id)
+Result<std::unique_ptr<StoreEvaluator>> StoreEvaluator::Make(store::Store& store, targets::Target& target,
+                                                             const suite::Task& task, std::string shape,
+                                                             int64_t run_id, const EvalRoute& route) {
+  auto spec = service::TaskSpecOf(task, shape);
+  if (!spec) return spec.error();
+  auto evaluator = std::unique_ptr<StoreEvaluator>(
+      new StoreEvaluator(store, target, task, std::move(shape), run_id, route, std::move(*spec)));
+  if (!route.evaluator) {
+    // Here, on the run's own target, which takes its device's lock itself as it always has.
+    service::LocalEvaluatorOptions local;
+    local.target = &target;
+    local.device_lock = false;
+    evaluator->own_evaluator_ = service::MakeLocalEvaluator(std::move(local));
+    evaluator->evaluator_ = evaluator->own_evaluator_.get();
+  }
+  return evaluator;
+}
+
+StoreEvaluator::StoreEvaluator(store::Store& store, const targets::Target& target, const suite::Task& task,
+                               std::string shape, int64_t run_id, const EvalRoute& route, service::TaskSpec spec)
     : store_(store),
       target_(target),
       task_(task),
       shape_(std::move(shape)),
       run_id_(run_id),
-      language_(ScopeOf(task, target.Describe()).language) {}
+      language_(ScopeOf(task, target.Describe()).language),
+      evaluator_(route.evaluator),
+      settings_(route.settings),
+      machine_(route.machine_class.empty() ? target.Machine() : route.machine_class),
+      spec_(std::move(spec)) {}
 
 std::string StoreEvaluator::Key(const std::string& hash) const {
-  const targets::EvaluationJob job{task_.name, shape_, hash, target_.name(), target_.Machine()};
+  const targets::EvaluationJob job{task_.name, shape_, hash, target_.name(), machine_};
   return "run" + std::to_string(run_id_) + "/" + job.Key();
 }
 
@@ -55,16 +77,29 @@ Result<std::optional<Json>> StoreEvaluator::Recorded(const std::string& hash) {
   return recorded;
 }
 
+service::EvalJob StoreEvaluator::JobFor(service::JobKind kind,
+                                        const std::vector<std::pair<std::string, std::string>>& codes) const {
+  service::EvalJob job;
+  job.kind = kind;
+  job.task = spec_;
+  job.target = target_.name();
+  job.settings = settings_;
+  job.machine_class = machine_;
+  for (const auto& [label, code] : codes) job.sources.push_back({label, code, agents::CodeHash(code, language_), {}});
+  return job;
+}
+
 Result<Profile> StoreEvaluator::EvaluateOne(const std::string& code) { return std::move(Evaluate({code}).front()); }
 
 // Codes evaluated before in this run are answered from the store; the others
-// go to the target as one batch (sharing inputs and reference outputs), and
-// each profile is stored as soon as it is measured.
+// are submitted as jobs together (a local evaluator builds them as one batch,
+// sharing inputs and reference outputs; workers take them one each), and each
+// profile is stored as soon as its job is done.
 std::vector<Result<Profile>> StoreEvaluator::Evaluate(const std::vector<std::string>& codes) {
   std::vector<Result<Profile>> out(codes.size(), Error{"not evaluated"});
   std::vector<std::string> keys;
-  std::vector<targets::EvalRequest> requests;
-  std::vector<size_t> positions;  // where each request's result goes
+  std::vector<service::EvalJob> jobs;
+  std::vector<size_t> positions;  // where each job's result goes
   for (size_t i = 0; i < codes.size(); ++i) {
     const std::string hash = agents::CodeHash(codes[i], language_);
     keys.push_back(Key(hash));
@@ -74,17 +109,27 @@ std::vector<Result<Profile>> StoreEvaluator::Evaluate(const std::vector<std::str
     else if (*recorded)
       out[i] = ProfileFromJson(**recorded);
     else {
-      requests.push_back({&task_, shape_, {codes[i], "candidate", {}}});
+      jobs.push_back(JobFor(service::JobKind::kEvaluate, {{"candidate", codes[i]}}));
       positions.push_back(i);
     }
   }
-  if (requests.empty()) return out;
-  target_.Evaluate(requests, [&](size_t k, const Result<Profile>& profile) {
-    size_t i = positions[k];
-    out[i] = profile;
-    if (!profile) return;
-    if (auto s = store_.PutEvaluation(keys[i], run_id_, task_.name, profile->ToJson()); !s) out[i] = s.error();
-  });
+  if (jobs.empty()) return out;
+  auto futures = evaluator_->Submit(std::move(jobs));
+  for (size_t k = 0; k < futures.size(); ++k) {
+    const size_t i = positions[k];
+    auto outcome = futures[k].get();
+    if (!outcome) {
+      out[i] = outcome.error();
+      continue;
+    }
+    if (outcome->profiles.size() != 1) {
+      out[i] = Error{"an evaluation came back with " + std::to_string(outcome->profiles.size()) + " profiles"};
+      continue;
+    }
+    out[i] = outcome->profiles.front();
+    if (auto s = store_.PutEvaluation(keys[i], run_id_, task_.name, outcome->profiles.front().ToJson()); !s)
+      out[i] = s.error();
+  }
   return out;
 }
 
@@ -103,17 +148,18 @@ Result<PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const s
       return Error{"recorded comparison " + key + ": " + e.what()};
     }
   }
-  targets::EvalRequest a{&task_, shape_, {parent, "parent", {}}};
-  targets::EvalRequest b{&task_, shape_, {child, "child", {}}};
-  auto result = target_.Compare(a, b);
+  auto futures = evaluator_->Submit({JobFor(service::JobKind::kCompare, {{"parent", parent}, {"child", child}})});
+  auto result = futures.front().get();
   if (!result) return result.error();
+  if (result->profiles.size() != 2) return Error{"a comparison came back without both profiles"};
+  const Profile& a = result->profiles[0];
+  const Profile& b = result->profiles[1];
   if (!result->speedup)
-    return Error{std::string("side by side, the parent was ") + VerdictName(result->a.status) + " and the child " +
-                 VerdictName(result->b.status) + ": " +
-                 (result->b.status != Verdict::kOk ? result->b.message : result->a.message)};
+    return Error{std::string("side by side, the parent was ") + VerdictName(a.status) + " and the child " +
+                 VerdictName(b.status) + ": " + (b.status != Verdict::kOk ? b.message : a.message)};
   const PairedSpeedup& s = *result->speedup;
-  Json record = {{"speedup", s.speedup}, {"ci_low", s.ci_low},           {"ci_high", s.ci_high},
-                 {"pairs", s.pairs},     {"parent", result->a.ToJson()}, {"child", result->b.ToJson()}};
+  Json record = {{"speedup", s.speedup}, {"ci_low", s.ci_low}, {"ci_high", s.ci_high},
+                 {"pairs", s.pairs},     {"parent", a.ToJson()}, {"child", b.ToJson()}};
   if (auto put = store_.PutEvaluation(key, run_id_, task_.name, record); !put) return put.error();
   return s;
 }
@@ -252,7 +298,9 @@ LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target) {
 
 Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, int64_t run_id, store::Store& db,
                                 llm::LlmClient& client, targets::Target& target) {
-  StoreEvaluator evaluator(db, target, task, f.shape, run_id);
+  auto made = StoreEvaluator::Make(db, target, task, f.shape, run_id, f.route);
+  if (!made) return made.error();
+  StoreEvaluator& evaluator = **made;
   StoreModelPort port(db, client, run_id, task.name);
   auto templates = agents::PromptTemplates::Load(f.prompts_dir);
   if (!templates) return templates.error();

@@ -11,6 +11,7 @@
 #include "llm/llm_client.h"
 #include "search/beam_search.h"
 #include "search/tuning.h"
+#include "service/evaluator.h"
 #include "store/store.h"
 #include "targets/target.h"
 
@@ -32,19 +33,33 @@ class StoreModelPort : public agents::ModelPort {
   std::string task_;
 };
 
-/// Evaluates on a target, remembering each profile in the store by task,
-/// shape and normalized code, so nothing is evaluated twice in a run.
+/// Where a task's evaluations go, and what its jobs carry besides their sources.
+struct EvalRoute {
+  service::Evaluator* evaluator = nullptr;  ///< null: a local evaluator on the run's target, made per task
+  Json settings = Json::object();           ///< the target's settings as jobs carry them (service::SettingsToJson)
+  std::string machine_class;                ///< "" = the target's machine (Target::Machine)
+};
+
+/// Evaluates through an Evaluator (as jobs), remembering each profile in the
+/// store by task, shape, target, machine and normalized code, so nothing is
+/// evaluated twice in a run.
 class StoreEvaluator : public search::CandidateEvaluator {
  public:
-  StoreEvaluator(store::Store& store, targets::Target& target, const suite::Task& task, std::string shape,
-                 int64_t run_id);
+  /// `target` describes the kernels (language, side-by-side timing); the jobs
+  /// name it, and `route.evaluator` (which must outlive this) measures them.
+  /// An Error from Make when the task cannot be made a job (its folder cannot be read).
+  static Result<std::unique_ptr<StoreEvaluator>> Make(store::Store& store, targets::Target& target,
+                                                      const suite::Task& task, std::string shape, int64_t run_id,
+                                                      const EvalRoute& route);
   std::vector<Result<Profile>> Evaluate(const std::vector<std::string>& codes) override;
-  /// Timed side by side on the target; recorded in the store (beside the
-  /// evaluations, keyed by both codes), so a resumed run does not time a pair twice.
+  /// Timed side by side; recorded in the store (beside the evaluations, keyed
+  /// by both codes), so a resumed run does not time a pair twice.
   Result<PairedSpeedup> Compare(const std::string& parent, const std::string& child) override;
   Result<Profile> EvaluateOne(const std::string& code);
 
  private:
+  StoreEvaluator(store::Store& store, const targets::Target& target, const suite::Task& task, std::string shape,
+                 int64_t run_id, const EvalRoute& route, service::TaskSpec spec);
   /// run/task/shape/target@machine/HASH (a code's hash, or compare/A-B for a
   /// pair): a measurement is reused only where it was made.
   std::string Key(const std::string& hash) const;
@@ -52,12 +67,19 @@ class StoreEvaluator : public search::CandidateEvaluator {
   std::string LegacyKey(const std::string& hash) const;
   /// What the store holds under Key(hash), else under the older LegacyKey(hash).
   Result<std::optional<Json>> Recorded(const std::string& hash);
+  /// A job for `codes` (one to evaluate, two to compare).
+  service::EvalJob JobFor(service::JobKind kind, const std::vector<std::pair<std::string, std::string>>& codes) const;
   store::Store& store_;
-  targets::Target& target_;
+  const targets::Target& target_;
   const suite::Task& task_;
   std::string shape_;
   int64_t run_id_;
   std::string language_;  ///< of the codes: how their hashes fold them (agents::CodeHash)
+  std::unique_ptr<service::Evaluator> own_evaluator_;  ///< when the route names none
+  service::Evaluator* evaluator_;
+  Json settings_;
+  std::string machine_;  ///< the machine class the jobs name
+  service::TaskSpec spec_;
 };
 
 /// Records candidates, lessons and checkpoints; prints progress to stderr.
@@ -117,6 +139,7 @@ struct TaskSettings {
   std::string memory_name;  ///< lessons start from and go to this memory
   std::string shape = "bench";
   std::string prompts_dir;  ///< the target's prompt templates
+  EvalRoute route;          ///< where its kernels are measured (default: here, on `target`)
 };
 
 struct TaskResult {
@@ -129,7 +152,9 @@ struct TaskResult {
 
 /// Optimizes one task within run `run_id`: the baseline (evaluated once), then
 /// the beam search from the latest checkpoint (or the start), recording as it
-/// goes. Resuming a killed run calls this again with the same run.
+/// goes. `target` describes the kernels; they are measured where
+/// settings.route says (by default on `target`, in this process). Resuming a
+/// killed run calls this again with the same run.
 Result<TaskResult> OptimizeTask(const TaskSettings& settings, const suite::Task& task, int64_t run_id, store::Store& db,
                                 llm::LlmClient& client, targets::Target& target);
 

@@ -1,0 +1,175 @@
+// `accelopt worker` processes serving one store's queue, as a user runs them:
+// a worker killed with SIGKILL mid-job loses nothing and repeats nothing, and
+// `accelopt optimize --demo` gives the same kind of result through workers.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "core/json_io.h"
+#include "service/job_queue.h"
+#include "testing/run_command.h"
+#include "testing/temp_dir.h"
+
+namespace accelopt {
+namespace {
+
+using testing::Accelopt;
+using testing::BackgroundAccelopt;
+using testing::CommandRun;
+
+const std::string kScaleTask = std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale";
+
+// A correct kernel that takes a few milliseconds per call, so that a job lasts long enough to be killed in.
+std::string SlowKernel(int variant) {
+  return "// variant " + std::to_string(variant) +
+         "\nextern \"C\" void kernel(const float* x, float* out) {\n"
+         "  volatile float sink = 0;\n"
+         "  for (long r = 0; r < 40000; ++r) for (long i = 0; i < M * N; i += 8) sink = sink + x[i];\n"
+         "  for (long i = 0; i < M * N; ++i) out[i] = 2.0f * x[i];\n"
+         "}\n";
+}
+
+std::unique_ptr<service::JobQueue> OpenQueue(const std::string& db) {
+  service::SqliteQueueOptions options;
+  options.path = db;
+  auto queue = service::OpenSqliteJobQueue(options);
+  EXPECT_TRUE(queue.ok()) << queue.error().message;
+  return queue.ok() ? std::move(*queue) : nullptr;
+}
+
+std::string ReadLog(const std::string& path) {
+  auto text = ReadFile(path);
+  return text ? *text : "";
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Worker, AKilledWorkersJobRunsAgainElsewhereAndEveryJobIsRecordedOnce) {
+  testing::TempDir dir;
+  const std::string db = dir.path() + "/accelopt.db";
+  auto queue = OpenQueue(db);
+  ASSERT_TRUE(queue);
+  auto task = suite::LoadTask(kScaleTask);
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  auto spec = service::TaskSpecOf(*task, "test");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  const std::string machine_class = "worker-test-" + std::to_string(getpid());
+  constexpr int kJobs = 4;
+  std::vector<int64_t> ids;
+  for (int i = 0; i < kJobs; ++i) {
+    service::EvalJob job;
+    job.task = *spec;
+    job.target = targets::kDefaultTarget;
+    job.settings = {{"seeds", 1}, {"timeout", 60}};
+    job.machine_class = machine_class;
+    job.sources = {{"candidate", SlowKernel(i), "slow-" + std::to_string(i), {}}};
+    auto id = queue->Enqueue(job);
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    ids.push_back(*id);
+  }
+
+  // Two workers on one device (as on one machine's cores): they take turns under its lock.
+  const std::string common = "worker --db " + db + " --machine-class " + machine_class +
+                             " --device worker-test-device --lease 2 --heartbeat 0.5 --idle-exit 4 --no-calibrate";
+  std::map<std::string, std::unique_ptr<BackgroundAccelopt>> workers;
+  for (const char* name : {"w1", "w2"})
+    workers[name] = std::make_unique<BackgroundAccelopt>(common + " --name " + name, dir.path() + "/" + name + ".log");
+
+  // Kill the first worker seen measuring, in the middle of its job.
+  std::string killed;
+  int64_t killed_job = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (killed.empty() && std::chrono::steady_clock::now() < deadline) {
+    auto statuses = queue->Poll(ids);
+    ASSERT_TRUE(statuses.ok()) << statuses.error().message;
+    for (const auto& s : *statuses)
+      if (s.state == service::JobState::kRunning && killed.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into its measurement
+        killed = s.worker;
+        killed_job = s.id;
+        ASSERT_EQ(kill(workers.at(killed)->pid(), SIGKILL), 0);
+      }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(killed.empty()) << "no worker claimed a job:\n" << ReadLog(dir.path() + "/w1.log");
+  const std::string survivor = killed == "w1" ? "w2" : "w1";
+  CommandRun dead = workers.at(killed)->Wait();
+  CommandRun alive = workers.at(survivor)->Wait();  // exits once idle
+  EXPECT_EQ(dead.exit_code, 128 + SIGKILL);
+  ASSERT_EQ(alive.exit_code, 0) << alive.out;
+
+  auto statuses = queue->Poll(ids);
+  ASSERT_TRUE(statuses.ok());
+  int done_by_killed = 0;
+  for (const auto& s : *statuses) {
+    ASSERT_EQ(s.state, service::JobState::kDone) << "job " << s.id << " was lost: " << s.error << "\n" << alive.out;
+    auto outcome = service::EvalOutcome::FromJson(s.outcome);
+    ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+    ASSERT_EQ(outcome->profiles.size(), 1u);
+    EXPECT_EQ(outcome->profiles[0].status, Verdict::kOk) << outcome->profiles[0].message;
+    EXPECT_EQ(outcome->device, "worker-test-device");
+    if (s.id == killed_job) {
+      EXPECT_EQ(s.attempts, 2) << "the killed worker's job was not run again";
+      EXPECT_EQ(outcome->worker, survivor);
+    }
+    if (outcome->worker == killed) ++done_by_killed;
+  }
+  // Every job recorded once: the survivor completed all but those the killed one finished before it died.
+  EXPECT_EQ(static_cast<int>(Count(alive.out, ": done\n")), kJobs - done_by_killed) << alive.out;
+  EXPECT_NE(alive.out.find(std::to_string(kJobs - done_by_killed) + " job(s) completed"), std::string::npos)
+      << alive.out;
+  EXPECT_EQ(Count(alive.out, "not recorded"), 0u) << alive.out;
+}
+
+TEST(Worker, SaysWhatIsWrongWithItsSettings) {
+  testing::TempDir dir;
+  CommandRun run = Accelopt("worker --db " + dir.path() + "/a.db --lease 2 --heartbeat 5 --machine-class x");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--heartbeat"), std::string::npos) << run.out;
+  CommandRun folder = Accelopt("worker --db " + dir.path() + " --machine-class x --idle-exit 1");
+  EXPECT_EQ(folder.exit_code, 1) << folder.out;
+  EXPECT_NE(folder.out.find(dir.path()), std::string::npos) << folder.out;
+}
+
+// The demo through two workers started by the run: the same tasks, verdicts
+// and percentages as the local demo, every evaluation a job of the queue.
+TEST(Worker, TheDemoGivesTheSameKindOfResultThroughWorkers) {
+  testing::TempDir dir;
+  const std::string db = dir.path() + "/accelopt.db";
+  CommandRun run = Accelopt("optimize --demo --shape test --workers 2 --suite " + std::string(ACCELOPT_SOURCE_DIR) +
+                            "/suite --db " + db);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("2 worker(s) started here"), std::string::npos) << run.out;
+  for (const char* task : {"silu", "matmul", "rmsnorm_matmul"})
+    EXPECT_NE(run.out.find(std::string("\n") + task + " "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("% peak after"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("iteration 2/2"), std::string::npos) << run.out;
+
+  CommandRun runs = Accelopt("runs --json --db " + db);
+  ASSERT_EQ(runs.exit_code, 0) << runs.out;
+  Json list = Json::parse(runs.out);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["status"], "finished");
+  ASSERT_EQ(list[0]["summary"].size(), 3u);
+  for (const Json& t : list[0]["summary"]) EXPECT_GT(t["best_s"].get<double>(), 0) << t.dump();
+
+  auto queue = OpenQueue(db);
+  ASSERT_TRUE(queue);
+  auto counts = queue->Counts(3600);
+  ASSERT_TRUE(counts.ok());
+  EXPECT_GE(counts->done, 3) << "the baselines at least were measured by workers";
+  EXPECT_EQ(counts->queued + counts->running + counts->failed, 0);
+}
+
+}  // namespace
+}  // namespace accelopt
