@@ -206,6 +206,7 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
     service::LocalEvaluatorOptions local;
     local.target = &target;
     local.purpose = "optimize run " + std::to_string(run_id);
+    local.on_device_wait = PrintDeviceWait;
     m->evaluator = service::MakeLocalEvaluator(std::move(local));
     m->route.evaluator = m->evaluator.get();
     m->route.settings = service::SettingsToJson(TargetSettingsFor(f.eval));

@@ -72,6 +72,10 @@ std::string TargetNameFor(const EvalFlags& flags, const std::vector<const suite:
   return code ? "code" : "cpu";
 }
 
+void PrintDeviceWait(const std::string& device, const std::string& holder) {
+  fmt::print(stderr, "waiting for the {} device, held by {}\n", device, holder);
+}
+
 Result<service::EvalOutcome> MeasureHere(targets::Target& target, const suite::Task& task, const std::string& shape,
                                          service::JobKind kind, std::vector<service::JobSource> sources) {
   auto spec = service::TaskSpecOf(task, shape);
@@ -85,9 +89,7 @@ Result<service::EvalOutcome> MeasureHere(targets::Target& target, const suite::T
   service::LocalEvaluatorOptions options;
   options.target = &target;
   options.purpose = "accelopt " + std::string(service::JobKindName(kind));
-  options.on_device_wait = [](const std::string& device, const std::string& holder) {
-    fmt::print(stderr, "waiting for the {} device, held by {}\n", device, holder);
-  };
+  options.on_device_wait = PrintDeviceWait;
   auto evaluator = service::MakeLocalEvaluator(std::move(options));
   return evaluator->Submit({std::move(job)}).front().get();
 }

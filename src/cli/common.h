@@ -54,6 +54,9 @@ targets::TargetSettings TargetSettingsFor(const EvalFlags& flags);
 /// has no profile yet), or Exit with the reason it cannot be built.
 std::unique_ptr<targets::Target> MakeTargetOrExit(const targets::TargetSettings& settings, const std::string& name);
 
+/// "waiting for the DEVICE device, held by HOLDER" on stderr (LocalEvaluatorOptions::on_device_wait).
+void PrintDeviceWait(const std::string& device, const std::string& holder);
+
 /// One job measured here, on `target` (made with TargetSettings::device_lock
 /// false), under its device's machine-wide lock, as `optimize` measures:
 /// the profile of each source (and for a comparison the speedup). An Error is the engine's.

@@ -90,7 +90,7 @@ TEST(EvalJob, OutcomesRoundTrip) {
   out.profiles = {p, p};
   out.speedup = PairedSpeedup{1.5, 1.4, 1.6, 30};
   out.worker = "w1";
-  out.device = "cpu";
+  out.device = "dev0";
   out.seconds = 2.5;
   auto back = EvalOutcome::FromJson(out.ToJson());
   ASSERT_TRUE(back.ok()) << back.error().message;
