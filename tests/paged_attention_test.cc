@@ -9,11 +9,11 @@
 #include <map>
 #include <vector>
 
+#include "eval/calls.h"
 #include "eval/draw.h"
+#include "eval/expected.h"
 #include "eval/streaming.h"
 #include "suite/task.h"
-#include "targets/cpu/calls.h"
-#include "targets/cpu/expected.h"
 #include "testing/cpu_test_target.h"
 
 namespace accelopt {
@@ -76,7 +76,7 @@ TEST_P(PagedAttention, ReferenceAgreesWithAnIndependentAttentionOnDrawnInputs) {
   ASSERT_TRUE(bound) << bound.error().message;
   testing::TempDir scratch;
   const cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch);
-  cpu::Expected expected(*bound, options, scratch.path(), 2, 1.0, 1);
+  eval::Expected expected(*bound, cpu::ReferenceOptionsOf(options), scratch.path(), 2, 1.0, 1);
   ASSERT_TRUE(expected.status()) << expected.status().error().message;
   ASSERT_NE(expected.reference32(0), nullptr) << expected.float32_missing();
 
@@ -88,7 +88,7 @@ TEST_P(PagedAttention, ReferenceAgreesWithAnIndependentAttentionOnDrawnInputs) {
   // its random inputs perturbed, its page tables drawn afresh.
   std::vector<std::vector<float>> sets;
   for (size_t s = 0; s < expected.seeds(); ++s)
-    sets.emplace_back(expected.set(s), expected.set(s) + cpu::ElementsPerSet(bound->inputs));
+    sets.emplace_back(expected.set(s), expected.set(s) + eval::ElementsPerSet(bound->inputs));
   for (size_t k = 0; k < expected.checked_count(); ++k) {
     std::vector<float> derived(sets.front().size());
     const float* base = expected.set(expected.checked(k).set);

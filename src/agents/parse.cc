@@ -8,6 +8,7 @@
 
 #include "core/hash.h"
 #include "core/text.h"
+#include "targets/registry.h"
 
 namespace accelopt::agents {
 namespace {
@@ -163,8 +164,11 @@ std::optional<Lesson> ParseLesson(const std::string& answer) {
 }
 
 bool FoldsCommentsAndSpace(const std::string& language) {
-  static const std::set<std::string> free_form = {"c", "c++", "cpp", "cxx", "cc", "cuda", "cu"};
-  return free_form.count(Lower(language)) > 0;
+  const std::string lower = Lower(language);
+  for (const targets::TargetKind& kind : targets::RegisteredTargets())
+    for (const std::string& free_form : kind.free_form_languages)
+      if (lower == free_form) return true;
+  return false;
 }
 
 std::string NormalizeCode(const std::string& code, const std::string& language) {

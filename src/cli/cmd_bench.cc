@@ -131,10 +131,8 @@ void RegisterBench(CLI::App& app) {
       if (!no_vendor && std::filesystem::exists(vendor_path)) {
         auto vendor = ReadFile(vendor_path);
         if (!vendor) throw Exit{kExitError, vendor.error().message};
-        const bool cpu = target->name() == "cpu";
-        kernels.push_back(
-            {cpu ? "openblas" : "vendor",
-             {*vendor, vendor_path, cpu ? std::vector<std::string>{"openblas"} : std::vector<std::string>{}}});
+        const targets::TargetInfo info = target->Describe();
+        kernels.push_back({info.vendor_label, {*vendor, vendor_path, info.vendor_libraries}});
       }
       // One batch per task: the baseline and the anchor share inputs and reference outputs.
       std::vector<targets::EvalRequest> requests;

@@ -24,8 +24,6 @@ namespace accelopt::cli {
 namespace {
 
 constexpr const char* kDemoTasks[] = {"silu", "matmul", "rmsnorm_matmul"};
-// The GPU demo (--demo --target cuda): the paged decode tasks, answered by demo/recording_cuda.jsonl.
-constexpr const char* kCudaDemoTasks[] = {"gqa_paged_decode_h32_kv4_d128_ps1", "gqa_paged_decode_h32_kv8_d128_ps1"};
 
 // The run's settings, as the store keeps them, and what only this command line has.
 struct OptimizeFlags : run::RunConfig {
@@ -95,17 +93,18 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
   AddLlmFlags(cmd, f.llm);
 }
 
-// The recorded demo: three tasks, a small search, answers from the recording;
-// on the cuda target, the two paged decode tasks, one plan each.
+// The recorded demo of the target (TargetKind::demo), or else the default
+// target's: its tasks, a small search, answers from the recording.
 void UseDemo(OptimizeFlags& f) {
   f.demo = true;
-  const bool cuda = f.eval.target == "cuda";
-  if (f.tasks.empty() && cuda) f.tasks.assign(std::begin(kCudaDemoTasks), std::end(kCudaDemoTasks));
-  if (f.tasks.empty()) f.tasks.assign(std::begin(kDemoTasks), std::end(kDemoTasks));
+  const targets::TargetKind* kind = targets::FindTarget(f.eval.target);
+  if (!kind || !kind->demo) kind = targets::FindTarget(targets::kDefaultTarget);
+  const targets::TargetKind::Demo& demo = *kind->demo;
+  if (f.tasks.empty()) f.tasks = demo.tasks;
   f.llm.override_ = llm::ModelOverride{};
-  f.llm.override_.scripted_path = ProjectDataPath(cuda ? "demo/recording_cuda.jsonl" : "demo/recording.jsonl");
-  f.search.iterations = cuda ? 1 : 2;
-  f.search.plans = cuda ? 1 : 2;
+  f.llm.override_.scripted_path = ProjectDataPath(demo.recording);
+  f.search.iterations = demo.iterations;
+  f.search.plans = demo.plans;
   f.search.beam = 1;
   f.search.samples = 1;
   f.search.fix_rounds = 0;

@@ -11,7 +11,6 @@
 #include "memory/memory.h"
 #include "run/optimize.h"
 #include "store/store.h"
-#include "targets/cpu/hardware_store.h"
 
 namespace accelopt::cli {
 namespace {
@@ -106,34 +105,22 @@ void PrintRunHardware(const Json& config) {
     return;
   }
   const Json& hardware = config["hardware"];
-  const std::string target = config.contains("eval") ? config["eval"].value("target", "cpu") : "cpu";
-  if (target != "cpu") {  // the peaks another target reported
-    fmt::print(
-        "scored against: the {} target's peaks: bandwidth {:.4g} GB/s, peak_mm {:.4g} GFLOP/s, peak_vec {:.4g} "
-        "GFLOP/s ({}, {})\n",
-        target, hardware.value("bandwidth_gbs", 0.0), hardware.value("peak_mm_gflops", 0.0),
-        hardware.value("peak_vec_gflops", 0.0), hardware.value("fingerprint", "-"), hardware.value("measured_at", "-"));
-    return;
+  // Runs recorded before there were targets ran on the default one.
+  const std::string target =
+      config.contains("eval") ? config["eval"].value("target", targets::kDefaultTarget) : targets::kDefaultTarget;
+  const targets::TargetKind* kind = targets::FindTarget(target);
+  if (kind && kind->calibrator) {
+    if (std::string text = kind->calibrator()->DescribeRecorded(hardware); !text.empty()) {
+      fmt::print("{}", text);
+      return;
+    }
   }
-  auto h = cpu::HardwareProfileFromJson(hardware);
-  if (!h) {
-    fmt::print("scored against: unreadable hardware profile ({})\n", h.error().message);
-    return;
-  }
-  auto spread = [&](const char* name) {
-    auto it = h->spreads.find(name);
-    return it == h->spreads.end() ? std::string("-") : fmt::format("{:.1f}%", 100 * it->second);
-  };
-  fmt::print("scored against: {} ({} cores, fingerprint {}), calibrated {} in {} rounds\n", h->machine.cpu_model,
-             h->machine.cores, h->machine.fingerprint, h->measured_at, h->rounds);
+  // The peaks every target reports.
   fmt::print(
-      "  bandwidth {:.1f} GB/s (spread {}), peak_mm {:.1f} GFLOP/s (spread {}; theoretical {:.1f}), peak_vec "
-      "{:.1f} GFLOP/s (spread {}), sgemm {:.1f} GFLOP/s, other load {:.0f}%\n",
-      h->bandwidth_gbs, spread("bandwidth"), h->peak_mm_gflops, spread("peak_mm"), h->theoretical_mm_gflops,
-      h->peak_vec_gflops, spread("peak_vec"), h->blas_sgemm_gflops, 100 * h->other_load);
-  for (const auto& e : h->evidence)
-    fmt::print("  {} raised from {:.4g} to {:.4g} by kernel {} ({}, {})\n", e.figure, e.previous, e.value,
-               e.kernel_hash, e.task, e.measured_at);
+      "scored against: the {} target's peaks: bandwidth {:.4g} GB/s, peak_mm {:.4g} GFLOP/s, peak_vec {:.4g} "
+      "GFLOP/s ({}, {})\n",
+      target, hardware.value("bandwidth_gbs", 0.0), hardware.value("peak_mm_gflops", 0.0),
+      hardware.value("peak_vec_gflops", 0.0), hardware.value("fingerprint", "-"), hardware.value("measured_at", "-"));
 }
 
 void RegisterShow(CLI::App& app) {
@@ -331,7 +318,7 @@ void RegisterMemory(CLI::App& app) {
         throw Exit{kExitError,
                    file + " (entry " + std::to_string(json->size() - position + 1) + "): " + lesson.error().message};
       Lesson& l = *lesson;
-      if (l.tags.target.empty()) l.tags.target = "cpu";  // exported before lessons named their target
+      if (l.tags.target.empty()) l.tags.target = targets::kDefaultTarget;  // exported before lessons named their target
       if (!held.insert({l.tags.task, l.title, l.text}).second) {
         ++already;
         continue;

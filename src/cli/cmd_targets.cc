@@ -18,7 +18,7 @@ void RegisterTargets(CLI::App& app) {
   cmd->callback([] {
     Json out = Json::array();
     targets::TargetSettings settings;
-    settings.evaluator = evaluator;
+    if (!evaluator.empty()) settings.options["evaluator"] = evaluator;
     for (const targets::TargetKind& kind : targets::RegisteredTargets()) {
       const std::string why = targets::WhyUnavailable(kind, settings);
       out.push_back({{"name", kind.name}, {"summary", kind.summary}, {"available", why.empty()}, {"reason", why}});

@@ -4,8 +4,8 @@
 #include <fmt/ranges.h>
 
 #include "cli/common.h"
+#include "eval/machine.h"
 #include "suite/roofline.h"
-#include "targets/cpu/cpu_target.h"
 
 namespace accelopt::cli {
 namespace {
@@ -45,7 +45,6 @@ void RegisterTasks(CLI::App& app) {
     const suite::PeakRates rates = target->Rates();
     const bool scored = rates.bandwidth_gbs > 0 && rates.peak_mm_gflops > 0 && rates.peak_vec_gflops > 0;
     if (!scored && !json) fmt::print(stderr, "(not calibrated: T is shown once `accelopt calibrate` has run)\n");
-    const bool cpu = target->name() == "cpu";
     Json out = Json::array();
     std::vector<std::string> too_large, unsupported;
     const bool any_kernel = std::any_of(tasks.begin(), tasks.end(),
@@ -72,9 +71,9 @@ void RegisterTasks(CLI::App& app) {
       // Dimensions are integers (the task loader checks it).
       Json params = Json::object();
       for (const auto& [k, v] : bound->params) params[k] = static_cast<long>(v);
-      // What this machine's memory must hold for the cpu target; another target's device is its own.
-      const double needed = cpu ? cpu::MemoryNeededBytes(*bound) : 0;
-      const double available = cpu ? cpu::AvailableMemoryBytes() : 0;
+      // What this machine's memory must hold for the target (a device's memory is its own).
+      const double needed = target->MemoryNeededBytes(*bound);
+      const double available = needed > 0 ? eval::AvailableMemoryBytes() : 0;
       const bool fits = available <= 0 || needed <= available;
       if (!fits)
         too_large.push_back(fmt::format("{} ({}): needs at least {:.1f} GB, this machine has {:.1f} GB available",

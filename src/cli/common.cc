@@ -52,9 +52,10 @@ targets::TargetSettings TargetSettingsFor(const EvalFlags& flags) {
   targets::TargetSettings settings;
   settings.seeds = flags.seeds;
   settings.timeout = flags.timeout;
-  settings.cpus = flags.cpus;
-  settings.bind_openmp = flags.bind_openmp;
-  settings.evaluator = flags.evaluator;
+  // The flags of one target or another, passed on by name: each target takes its own.
+  if (!flags.cpus.empty()) settings.options["cpus"] = flags.cpus;
+  if (flags.bind_openmp) settings.options["bind_openmp"] = true;
+  if (!flags.evaluator.empty()) settings.options["evaluator"] = flags.evaluator;
   settings.data_dir = DataDir();
   settings.cache_dir = CacheDir();
   settings.say = [](const std::string& text) { fmt::print(stderr, "{}\n", text); };
@@ -69,7 +70,7 @@ std::string TargetNameFor(const EvalFlags& flags, const std::vector<const suite:
     throw Exit{kExitError, "'" + code->name + "' is a code task and '" + kernel->name +
                                "' a kernel: they run on different targets (code and cpu), so optimize them in "
                                "separate runs"};
-  return code ? "code" : "cpu";
+  return code ? "code" : targets::kDefaultTarget;
 }
 
 void PrintDeviceWait(const std::string& device, const std::string& holder) {

@@ -132,7 +132,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
   try {
     p.task = j.at("task");
     p.shape = j.at("shape");
-    p.target = j.value("target", "cpu");
+    p.target = j.value("target", kDefaultTarget);
     std::string status = j.at("status");
     auto verdict = VerdictFromName(status);
     if (!verdict) return Error{"profile: unknown status '" + status + "'"};

@@ -84,6 +84,11 @@ struct MetricFigures {
   int runs = 0;
 };
 
+/// The target a measurement was taken on when nothing names one (profiles,
+/// runs and lessons recorded before there were targets), and the one an
+/// evaluation runs on when the user names none (targets::kDefaultTarget).
+inline constexpr const char kDefaultTarget[] = "cpu";
+
 struct Profile {
   std::string task, shape, target;  ///< target: the name of the target that measured it
   Verdict status = Verdict::kOk;

@@ -28,7 +28,8 @@ class DeviceLock {
   /// Told, while waiting, who holds the device: once when the wait begins, then every `notice_every_s`.
   using OnWait = std::function<void(const std::string& holder, double waited_s)>;
 
-  /// Blocks until this process holds `device` ("cpu", "cuda:0", ...).
+  /// Blocks until this process holds `device`, a name every process agrees on
+  /// (the cpu target names its cores, the cuda target each GPU by its index).
   /// `purpose` names the holder to waiting processes ("eval silu"). An Error
   /// when the lock folder or its files cannot be used.
   static Result<std::unique_ptr<DeviceLock>> Acquire(const std::string& device, const std::string& purpose,

@@ -5,9 +5,13 @@
 namespace accelopt::memory {
 namespace {
 
+// The target the lessons and queries are for, and another one.
+const std::string kTarget = "host";
+const std::string kOtherTarget = "gpu";
+
 Lesson L(const std::string& title, const std::string& family, const std::string& bound, double low, double high) {
   Lesson l;
-  l.tags = {"t-" + title, family, bound, "cpu", "c++", {"tiling"}};
+  l.tags = {"t-" + title, family, bound, kTarget, "c++", {"tiling"}};
   l.speedup = (low + high) / 2;
   l.low = low;
   l.high = high;
@@ -23,7 +27,7 @@ std::vector<std::string> Titles(const std::vector<RankedLesson>& lessons) {
 }
 
 LessonQuery For(const std::string& family, const std::string& bound) {
-  return {{"t", family, bound, "cpu", "c++", {}}, {}, ""};
+  return {{"t", family, bound, kTarget, "c++", {}}, {}, ""};
 }
 
 TEST(SelectLessons, SameBoundAndFamilyFirstThenTheLargestVerifiedEffect) {
@@ -43,10 +47,10 @@ TEST(SelectLessons, SameBoundAndFamilyFirstThenTheLargestVerifiedEffect) {
 }
 
 TEST(SelectLessons, AnIntervalReachingOneProvesNothingAndOtherTargetsAreLeftOut) {
-  Lesson cuda = L("cuda", "elementwise", "memory", 3, 4);
-  cuda.tags.target = "cuda";
+  Lesson other = L("other", "elementwise", "memory", 3, 4);
+  other.tags.target = kOtherTarget;
   std::vector<Lesson> lessons = {L("unproven", "elementwise", "memory", 0.9, 3.0),
-                                       L("proven", "elementwise", "memory", 1.2, 1.3), cuda};
+                                 L("proven", "elementwise", "memory", 1.2, 1.3), other};
   EXPECT_EQ(Titles(SelectLessons(lessons, For("elementwise", "memory"), {})),
             (std::vector<std::string>{"proven", "unproven"}));
 }
@@ -82,7 +86,7 @@ TEST(Memory, NewLessonsComeFirstAndRenderSaysWhatTheyDid) {
   m.Update({L("slower", "elementwise", "memory", 0.5, 0.6)});
   ASSERT_EQ(m.lessons().size(), 2u);
   EXPECT_EQ(m.lessons().front().title, "slower");
-  std::string text = m.RenderFor({"t", "elementwise", "memory", "cpu", "c++", {}});
+  std::string text = m.RenderFor({"t", "elementwise", "memory", kTarget, "c++", {}});
   EXPECT_NE(text.find("Lesson 1 (from t-slower, elementwise, memory-bound; tiling; made a kernel slower, avoid: "
                       "0.55x (95% interval 0.50 to 0.60)):\n**slower**"),
             std::string::npos)

@@ -1,5 +1,7 @@
 #include "run/config.h"
 
+#include "targets/registry.h"
+
 namespace accelopt::run {
 
 Json ToJson(const RunConfig& c) {
@@ -82,7 +84,7 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
     if (l.contains("max_tokens")) c.model.max_tokens = l["max_tokens"].get<int>();
     if (l.contains("thinking_budget_tokens")) c.model.thinking_budget_tokens = l["thinking_budget_tokens"].get<int>();
     const Json& e = j.at("eval");
-    c.eval.target = e.value("target", "cpu");  // runs recorded before there were targets to name
+    c.eval.target = e.value("target", targets::kDefaultTarget);  // runs recorded before there were targets to name
     c.eval.evaluator = e.value("evaluator", "");
     c.eval.seeds = e.value("seeds", 3);
     c.eval.timeout = e.value("timeout", 60.0);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "targets/registry.h"
+
 namespace accelopt::run {
 namespace {
 
@@ -40,7 +42,7 @@ TEST(RunConfig, OlderRecordsTakeTheirDefaultsAndABrokenOneIsAnError) {
   ASSERT_TRUE(old.ok()) << old.error().message;
   EXPECT_EQ(old->search.proposals, search::ProposalMode::kSequential);
   EXPECT_EQ(old->search.tune_budget, 0);
-  EXPECT_EQ(old->eval.target, "cpu");
+  EXPECT_EQ(old->eval.target, targets::kDefaultTarget);
   j.erase("search");
   auto broken = RunConfigFromJson(j);
   ASSERT_FALSE(broken.ok());

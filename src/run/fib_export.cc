@@ -13,6 +13,7 @@
 #include "core/text.h"
 #include "eval/draw.h"
 #include "run/safetensors.h"
+#include "targets/registry.h"
 
 namespace accelopt::run {
 namespace fs = std::filesystem;
@@ -283,8 +284,8 @@ const char* FibStatus(Verdict verdict) {
 }
 
 std::optional<FibLanguage> FibLanguageFor(const std::string& target) {
-  if (target == "cpu") return FibLanguage{"cpp", "kernel.cpp", true};
-  if (target == "cuda") return FibLanguage{"cuda", "kernel.cu", true};
+  if (const targets::TargetKind* kind = targets::FindTarget(target)) return kind->fib_language;
+  // The external target's profiles name the evaluator that measured them.
   if (target == "triton") return FibLanguage{"triton", "kernel.py", false};
   if (target == "python") return FibLanguage{"python", "kernel.py", false};
   return std::nullopt;

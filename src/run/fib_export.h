@@ -14,6 +14,7 @@
 #include "core/result.h"
 #include "store/store.h"
 #include "suite/task.h"
+#include "targets/target.h"
 
 namespace accelopt::run {
 
@@ -23,14 +24,11 @@ namespace accelopt::run {
 /// no name for) RUNTIME_ERROR, the evaluation's log naming the verdict.
 const char* FibStatus(Verdict verdict);
 
-/// How a target's kernels are described to FlashInfer-Bench.
-struct FibLanguage {
-  std::string language;       ///< spec.language: "cpp", "cuda", "triton", "python"
-  std::string file;           ///< the kernel's source path in the solution: "kernel.cpp", ...
-  bool shape_header = false;  ///< the kernel is compiled with shape.h included (C++ and CUDA)
-};
-/// The language of the target named `target` (a profile's `target`): cpu, cuda,
-/// triton, python. Nothing for a target FlashInfer-Bench has no language for (nki, code).
+/// How a target's kernels are described to FlashInfer-Bench (targets/target.h).
+using targets::FibLanguage;
+/// The language of the target named `target` (a profile's `target`): a
+/// registered target's TargetKind::fib_language, or an external evaluator's
+/// (triton, python). Nothing for a target FlashInfer-Bench has no language for (nki, code).
 std::optional<FibLanguage> FibLanguageFor(const std::string& target);
 
 /// A UUID (version 8, RFC 9562) that depends only on the task, the shape's

@@ -89,7 +89,7 @@ class BeamSearchTest : public ::testing::Test {
     options_.fix_rounds = 0;
     options_.llm_parallelism = 4;
     options_.proposals = ProposalMode::kSequential;  // the rules below answer one plan per call
-    options_.scope = {"t", "elementwise", "", "cpu", "c++", {}};
+    options_.scope = {"t", "elementwise", "", "host", "c++", {}};
   }
 
   SearchState Start() {
@@ -190,7 +190,7 @@ TEST_F(BeamSearchTest, AgentsSeeTheLineageAndTheSummarizerBothProfiles) {
   // The lessons carry the kernel's tags and the strategy the summarizer named.
   ASSERT_EQ(listener.lessons.size(), 2u);
   const Lesson& l = listener.lessons[0];
-  EXPECT_EQ(l.tags, (LessonTags{"t", "elementwise", "memory", "cpu", "c++", {"fusion"}}));
+  EXPECT_EQ(l.tags, (LessonTags{"t", "elementwise", "memory", "host", "c++", {"fusion"}}));
   EXPECT_EQ(l.speedup, 2);
   // The second iteration's planner was given the first lesson.
   auto planners = model.Of("planner");

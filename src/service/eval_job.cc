@@ -164,9 +164,7 @@ Result<EvalOutcome> EvalOutcome::FromJson(const Json& j) {
 Json SettingsToJson(const targets::TargetSettings& s) {
   return {{"seeds", s.seeds},
           {"timeout", s.timeout},
-          {"cpus", s.cpus},
-          {"bind_openmp", s.bind_openmp},
-          {"evaluator", s.evaluator},
+          {"options", s.options},
           {"hardware", s.hardware},
           {"calibrate_if_missing", s.calibrate_if_missing}};
 }
@@ -175,9 +173,10 @@ Status ApplySettings(const Json& data, targets::TargetSettings& s) {
   try {
     s.seeds = data.value("seeds", s.seeds);
     s.timeout = data.value("timeout", s.timeout);
-    if (data.contains("cpus")) s.cpus = data.at("cpus").get<std::vector<int>>();
-    s.bind_openmp = data.value("bind_openmp", s.bind_openmp);
-    s.evaluator = data.value("evaluator", s.evaluator);
+    if (data.contains("options")) {
+      if (!data["options"].is_object()) return Error{"job settings: 'options' is not an object"};
+      s.options = data["options"];
+    }
     if (data.contains("hardware")) s.hardware = data.at("hardware");
     s.calibrate_if_missing = data.value("calibrate_if_missing", s.calibrate_if_missing);
   } catch (const Json::exception& e) {

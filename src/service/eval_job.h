@@ -99,8 +99,8 @@ struct JobError {
   bool retryable = false;
 };
 
-/// The data of `settings` a job carries (seeds, timeout, cores, evaluator, a
-/// recorded hardware profile, whether to calibrate a machine without one),
+/// The data of `settings` a job carries (seeds, timeout, the target's own
+/// options, a recorded hardware profile, whether to calibrate a machine without one),
 /// and back onto a base (which keeps its folders
 /// and message sink: those belong to the machine that measures).
 Json SettingsToJson(const targets::TargetSettings& settings);

@@ -105,16 +105,15 @@ TEST(EvalJob, SettingsTravelAsData) {
   targets::TargetSettings s;
   s.seeds = 5;
   s.timeout = 12;
-  s.cpus = {1};
-  s.evaluator = "python3 eval.py";
+  s.options = {{"cpus", {1}}, {"evaluator", "python3 eval.py"}};
   s.data_dir = "/somewhere/only/here";
   targets::TargetSettings there;
   there.data_dir = "/the/workers/own";
   ASSERT_TRUE(ApplySettings(SettingsToJson(s), there).ok());
   EXPECT_EQ(there.seeds, 5);
   EXPECT_EQ(there.timeout, 12);
-  EXPECT_EQ(there.cpus, std::vector<int>{1});
-  EXPECT_EQ(there.evaluator, "python3 eval.py");
+  EXPECT_EQ(there.options["cpus"], Json::array({1}));
+  EXPECT_EQ(there.options["evaluator"], "python3 eval.py");
   EXPECT_EQ(there.data_dir, "/the/workers/own") << "a folder of the engine's machine travelled with the job";
   EXPECT_FALSE(ApplySettings(Json{{"seeds", "three"}}, there).ok());
 }

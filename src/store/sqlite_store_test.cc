@@ -64,7 +64,7 @@ StoredLesson MakeLesson(const std::string& memory, const std::string& title) {
   Lesson l{.tags = {.task = "matmul",
                     .family = "matmul",
                     .bound = "mm",
-                    .target = "cpu",
+                    .target = "host",
                     .language = "c++",
                     .strategies = {"tiling", "threading"}},
            .speedup = 2.5,

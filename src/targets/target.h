@@ -59,6 +59,13 @@ struct PairedResult {
   std::optional<PairedSpeedup> speedup;
 };
 
+/// How a target's kernels are described to FlashInfer-Bench (run/fib_export.h).
+struct FibLanguage {
+  std::string language;       ///< spec.language: "cpp", "cuda", "triton", "python"
+  std::string file;           ///< the kernel's source path in the solution: "kernel.cpp", ...
+  bool shape_header = false;  ///< the kernel is compiled with shape.h included (C++ and CUDA)
+};
+
 /// What a target says of itself: what the engine and the agents need to know
 /// about its kernels.
 struct TargetInfo {
@@ -68,6 +75,10 @@ struct TargetInfo {
   std::vector<std::string> fence_tags;  ///< tags of an answer's code block holding a kernel
   std::string build_command;            ///< how a kernel is built, as the prompts say it
   std::string prompts_dir;              ///< its prompt templates, relative to the project
+  /// A task's vendor anchor (vendor<file_extension>, `accelopt bench`): what
+  /// reports call it and the libraries it links.
+  std::string vendor_label = "vendor";
+  std::vector<std::string> vendor_libraries;
 };
 
 /// A candidate built by Target::Build: the first half of an evaluation, ready
@@ -124,6 +135,13 @@ class Target {
   /// The shape's parameters and constants as a kernel sees them, in its
   /// language. By default C++: `constexpr long M = 64; ...`.
   virtual std::string ShapeDeclarations(const suite::BoundTask& bound) const;
+  /// The least memory of this machine an evaluation of `bound` takes (what
+  /// `accelopt tasks` checks against what the machine has); 0 when the target
+  /// holds nothing of the task's size here (its device's memory is its own).
+  virtual double MemoryNeededBytes(const suite::BoundTask& bound) const {
+    (void)bound;
+    return 0;
+  }
   /// Whether this target has what it needs to run `task` (a baseline for it, ...).
   virtual bool Supports(const suite::Task& task) const = 0;
   /// The candidate the search starts from. By default the task's baseline file

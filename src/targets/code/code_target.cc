@@ -13,13 +13,13 @@
 #include "core/json_io.h"
 #include "core/paths.h"
 #include "core/scratch.h"
+#include "eval/machine.h"
 #include "eval/machine_load.h"
 #include "eval/metric.h"
 #include "eval/sandbox.h"
 #include "eval/stats.h"
 #include "targets/code/files.h"
 #include "targets/code/metric.h"
-#include "targets/cpu/calibrate.h"
 
 namespace accelopt::code {
 namespace fs = std::filesystem;
@@ -163,7 +163,7 @@ struct CodeTarget::CodeBuilt : targets::Built {
   const Profile& BuildProfile() const override { return profile; }
 };
 
-CodeTarget::CodeTarget(CodeTargetOptions options) : options_(std::move(options)), machine_(cpu::DetectMachine()) {
+CodeTarget::CodeTarget(CodeTargetOptions options) : options_(std::move(options)), machine_(eval::DetectMachine()) {
   if (options_.work_dir.empty()) options_.work_dir = CacheDir() + "/work";
   if (options_.bases_dir.empty()) options_.bases_dir = CacheDir() + "/code";
 }
@@ -182,7 +182,7 @@ std::string CodeTarget::Machine() const { return machine_.fingerprint; }
 std::string CodeTarget::MachineText() const {
   std::string text = fmt::format("{}, {} core(s) available", machine_.cpu_model.empty() ? "a CPU" : machine_.cpu_model,
                                  machine_.cores);
-  if (std::string caches = cpu::DescribeCaches(); !caches.empty()) text += "; " + caches;
+  if (std::string caches = eval::DescribeCaches(); !caches.empty()) text += "; " + caches;
   return text;
 }
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "core/result.h"
+#include "eval/machine.h"
 #include "eval/sandbox.h"
-#include "targets/cpu/calibrate.h"
 #include "targets/registry.h"
 #include "targets/target.h"
 
@@ -91,7 +91,7 @@ class CodeTarget : public targets::Target {
               const std::vector<double>& loads) const;
 
   CodeTargetOptions options_;
-  cpu::MachineIdentity machine_;  ///< read once: the machine does not change while the target lives
+  eval::MachineIdentity machine_;  ///< read once: the machine does not change while the target lives
   mutable std::mutex bases_mu_;
   std::mutex kept_mu_;
   std::vector<std::pair<std::string, std::shared_ptr<Prepared>>> kept_;  ///< by task and code, oldest first

@@ -43,91 +43,6 @@ volatile float g_one = 1.0f;
 volatile float g_small = 1e-7f;
 
 // ---------------------------------------------------------------------------
-// Machine identity.
-
-struct CpuInfo {
-  std::string vendor;
-  std::string model_name;
-  int family = -1;
-  int model = -1;
-  std::set<std::string> flags;
-};
-
-std::string Trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
-
-int ParseIntOr(const std::string& s, int fallback) {
-  char* end = nullptr;
-  const long v = std::strtol(s.c_str(), &end, 0);
-  return end == s.c_str() ? fallback : static_cast<int>(v);
-}
-
-// Reads the first processor block of /proc/cpuinfo; fields it lacks stay empty.
-CpuInfo ReadCpuInfo() {
-  CpuInfo info;
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  bool seen_field = false;
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) {
-      if (seen_field) break;  // blank line ends the first block
-      continue;
-    }
-    seen_field = true;
-    const std::string key = Trim(line.substr(0, colon));
-    const std::string value = Trim(line.substr(colon + 1));
-    if (key == "vendor_id") {
-      info.vendor = value;
-    } else if (key == "model name") {
-      info.model_name = value;
-    } else if (key == "cpu family") {
-      info.family = ParseIntOr(value, -1);
-    } else if (key == "model") {
-      info.model = ParseIntOr(value, -1);
-    } else if (key == "flags") {
-      std::istringstream words(value);
-      for (std::string w; words >> w;) info.flags.insert(w);
-    }
-  }
-  return info;
-}
-
-int AffinityCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  return std::max(1, omp_get_num_procs());
-}
-
-// The flags that decide which kernels can run fast, in a fixed order so the
-// fingerprint does not depend on /proc/cpuinfo's ordering.
-constexpr const char* kSimdFlags[] = {
-    "sse4_2",      "avx",         "avx2",        "fma",      "f16c",       "avx_vnni",   "avx512f",
-    "avx512dq",    "avx512cd",    "avx512bw",    "avx512vl", "avx512ifma", "avx512vbmi", "avx512_vbmi2",
-    "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",   "amx_int8",
-};
-
-int CompiledSimdBits() {
-#if defined(__AVX512F__)
-  return 512;
-#elif defined(__AVX__)
-  return 256;
-#elif defined(__SSE2__)
-  return 128;
-#else
-  return 32;  // scalar build: one float per "register"
-#endif
-}
-
-// ---------------------------------------------------------------------------
 // Timing.
 
 // How a throughput test spends its time: `runs` timed calls of about `run_s` each.
@@ -489,7 +404,7 @@ struct PipeAssumption {
   int vec_units = 2;  // pipes per core that take a plain vector add or multiply
 };
 
-PipeAssumption AssumedPipes(const CpuInfo& cpu, int simd_bits) {
+PipeAssumption AssumedPipes(const eval::CpuInfo& cpu, int simd_bits) {
   const bool amd = cpu.vendor == "AuthenticAMD";
   const bool avx512 = cpu.flags.count("avx512f") > 0;
   PipeAssumption p;
@@ -514,59 +429,6 @@ PipeAssumption AssumedPipes(const CpuInfo& cpu, int simd_bits) {
   p.vec_units = amd && cpu.family >= 23 ? 4 : p.fma_units;
   return p;
 }
-
-MachineIdentity IdentityFrom(const CpuInfo& cpu) {
-  MachineIdentity id;
-  id.cpu_model = cpu.model_name;
-  id.cores = AffinityCores();
-  for (const char* flag : kSimdFlags) {
-    if (cpu.flags.count(flag)) id.isa.emplace_back(flag);
-  }
-  id.simd_bits = CompiledSimdBits();
-  // simd_bits is part of the key: the same CPU built for a narrower ISA has other peaks.
-  std::string key = id.cpu_model;
-  key.append("\n").append(std::to_string(id.cores)).append("\n");
-  for (const auto& flag : id.isa) key.append(flag).append(",");
-  key.append("\n").append(std::to_string(id.simd_bits));
-  id.fingerprint = Hex64(Fnv1a64(key));
-  return id;
-}
-
-}  // namespace
-
-MachineIdentity DetectMachine() { return IdentityFrom(ReadCpuInfo()); }
-
-std::string DescribeCaches() {
-  std::string out;
-  const std::string base = "/sys/devices/system/cpu/cpu0/cache/index";
-  for (int i = 0; i < 8; ++i) {
-    auto read = [&](const char* field) {
-      std::ifstream in(base + std::to_string(i) + "/" + field);
-      std::string value;
-      std::getline(in, value);
-      return value;
-    };
-    std::string level = read("level"), type = read("type"), size = read("size"), shared = read("shared_cpu_list");
-    if (level.empty()) break;
-    if (type == "Instruction" || size.empty()) continue;
-    // "2048K" -> "2 MiB"; sizes in /sys are in KiB with a K suffix.
-    long kib = std::atol(size.c_str());
-    std::string amount =
-        kib >= 1024 && kib % 1024 == 0 ? std::to_string(kib / 1024) + " MiB" : std::to_string(kib) + " KiB";
-    // How many CPUs share it: "0-1" or "0,2" lists.
-    int sharing = 0;
-    std::istringstream parts(shared);
-    for (std::string part; std::getline(parts, part, ',');) {
-      size_t dash = part.find('-');
-      sharing += dash == std::string::npos ? 1 : std::atoi(part.c_str() + dash + 1) - std::atoi(part.c_str()) + 1;
-    }
-    out += (out.empty() ? "" : ", ") + ("L" + level + (type == "Data" ? "d " : " ")) + amount +
-           (sharing <= 1 ? " per core" : " shared by " + std::to_string(sharing) + " CPUs");
-  }
-  return out;
-}
-
-namespace {
 
 // One round of every figure.
 struct Round {
@@ -631,9 +493,9 @@ Figures SummarizeRounds(const std::vector<Round>& rounds) {
 // where their family has two). A count is never inferred from the measured
 // peak: a core shared with another virtual machine halves the peak just the
 // same, and inferring one pipe would save that measurement as the machine's.
-HardwareProfile ProfileFrom(const CpuInfo& cpu, const Figures& f, int rounds, const CalibrationOptions& options) {
+HardwareProfile ProfileFrom(const eval::CpuInfo& cpu, const Figures& f, int rounds, const CalibrationOptions& options) {
   HardwareProfile h;
-  h.machine = IdentityFrom(cpu);
+  h.machine = eval::MachineIdentityOf(cpu);
   h.measured_at = IsoUtcNow();
   h.rounds = rounds;
   h.clock_ghz = f.clock.best;
@@ -718,8 +580,8 @@ Result<Calibration> Calibrate(const CalibrationOptions& options) {
     if (!acquired) return acquired.error();
     lock = std::move(*acquired);
   }
-  const CpuInfo cpu = ReadCpuInfo();
-  const int threads = AffinityCores();
+  const eval::CpuInfo cpu = eval::ReadCpuInfo();
+  const int threads = eval::AffinityCores();
   // Other processes' load over the rounds that decide the figures (the last min_rounds).
   std::vector<eval::CpuSnapshot> round_start;
   std::vector<Round> rounds;

@@ -10,25 +10,15 @@
 #include <vector>
 
 #include "core/result.h"
+#include "eval/hardware_store.h"
+#include "eval/machine.h"
 
 namespace accelopt::cpu {
 
-/// Identity of a machine: two machines with the same fingerprint share a profile.
-struct MachineIdentity {
-  std::string cpu_model;         ///< "model name" from /proc/cpuinfo
-  int cores = 0;                 ///< CPUs this process may run on
-  std::vector<std::string> isa;  ///< SIMD-relevant flags (sse4_2, avx2, fma, avx512f, ...)
-  int simd_bits = 0;             ///< widest vector register the build uses: 128, 256 or 512
-  std::string fingerprint;       ///< short stable hash of the fields above
-};
-
-/// Reads /proc/cpuinfo and the affinity mask. Never fails: unknown fields stay empty.
-MachineIdentity DetectMachine();
-
-/// The data and unified caches of the first CPU, in words for a kernel
-/// engineer: "L1d 48 KiB per core, L2 2 MiB per core, L3 480 MiB shared by 2
-/// cores" (from /sys; "" when the system does not say).
-std::string DescribeCaches();
+/// The machine's identity and caches (eval/machine.h), as the cpu target names them.
+using eval::DescribeCaches;
+using eval::DetectMachine;
+using eval::MachineIdentity;
 
 struct CalibrationOptions {
   double seconds_per_test = 0.2;    ///< wall time of each arithmetic test, per round (best of short runs)
@@ -51,17 +41,7 @@ struct MeasuredFigure {
   std::vector<double> rounds;  ///< every round's value, in order
 };
 
-/// A rate raised above what the calibration measured, by a kernel that was
-/// correct on every check and, measured again, still ran faster than the
-/// calibrated roofline allowed: the kernel is the evidence.
-struct PeakEvidence {
-  std::string figure;       ///< "bandwidth", "peak_mm" or "peak_vec"
-  double value = 0;         ///< the rate the kernel proved (GB/s or GFLOP/s)
-  double previous = 0;      ///< the rate before
-  std::string kernel_hash;  ///< of the kernel's source
-  std::string task, shape;
-  std::string measured_at;  ///< ISO-8601 UTC
-};
+using eval::PeakEvidence;
 
 /// A measured hardware profile, the `h` of DESIGN.md section 3.
 struct HardwareProfile {

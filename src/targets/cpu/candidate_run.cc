@@ -6,15 +6,19 @@
 #include <random>
 
 #include "core/clock.h"
+#include "eval/calls.h"
 #include "eval/compare.h"
 #include "eval/counters.h"
 #include "eval/kernel_process.h"
 #include "eval/machine_load.h"
 #include "eval/perturb.h"
 #include "eval/stats.h"
-#include "targets/cpu/calls.h"
 
 namespace accelopt::cpu {
+using eval::CallInputs;
+using eval::CheckedInputs;
+using eval::Expected;
+using eval::OutputType;
 namespace {
 
 // Outputs the monitor keeps to compare: copied the moment their call returned.
@@ -32,18 +36,19 @@ class Run {
         expected_(expected),
         options_(options),
         profile_(profile),
-        rng_(FreshSeed()),
-        perturb_seed_(FreshSeed()),
-        scratch_(static_cast<size_t>(ElementsPerSet(bound.outputs))) {}
+        rng_(eval::FreshSeed()),
+        perturb_seed_(eval::FreshSeed()),
+        scratch_(static_cast<size_t>(eval::ElementsPerSet(bound.outputs))) {}
 
   Status Start(const std::string& library, const std::string& dir, bool timed) {
-    auto process = StartKernelProcess(bound_, OutputType::kFloat, options_, dir, /*candidate=*/true);
+    auto process =
+        eval::StartKernelProcess(bound_, OutputType::kFloat, RunOptionsOf(options_), dir, /*candidate=*/true);
     if (!process) return process.error();
     process_ = std::move(*process);
     if (process_->failed()) return Failed("start");
     if (auto s = Handshake(timed ? options_.timing.handshake_calls : 0); !s || over()) return s;
     if (options_.counters) counters_ = std::make_unique<eval::ProcessCounters>(process_->pid());
-    FillSlack(*process_);
+    eval::FillSlack(*process_);
     auto loaded = process_->Load(library, "kernel");
     if (!loaded) return loaded.error();
     if (!*loaded) return Failed("loading");
@@ -144,7 +149,7 @@ class Run {
     if (!process_) return Ok{};
     const eval::SandboxOutcome end = process_->Finish();
     const double outside_cpu = process_->outside_cpu_seconds();
-    profile_.run_log = eval::TruncateLog(RunLog(end), 64 << 10);
+    profile_.run_log = eval::TruncateLog(eval::RunLog(end), 64 << 10);
     profile_.phase_seconds["candidate_process"] = end.wall_seconds;
     profile_.outside_cpu_seconds = outside_cpu;
     profile_.kernel_seconds = std::accumulate(timings_.begin(), timings_.end(), 0.0);
@@ -208,10 +213,10 @@ class Run {
   Status Failed(const std::string& during) {
     const eval::ProcessFailure& f = *process_->failed();
     profile_.phase = during;
-    profile_.run_log = eval::TruncateLog(RunLog(f.outcome), 64 << 10);
+    profile_.run_log = eval::TruncateLog(eval::RunLog(f.outcome), 64 << 10);
     Verdict verdict;
     std::string message;
-    if (!DescribeFailure(f, *process_, bound_, during, verdict, message)) return Error{message};
+    if (!eval::DescribeFailure(f, *process_, bound_, during, verdict, message)) return Error{message};
     return SetVerdict(verdict, std::move(message));
   }
 
@@ -222,7 +227,7 @@ class Run {
   // faster than they are, and a latency stays an upper bound of the call.
   Status Handshake(int calls) {
     for (int i = 0; i < calls; ++i) {
-      PrepareCall(*process_, bound_, OutputType::kFloat, Fresh(), options_.timing.flush_caches);
+      eval::PrepareCall(*process_, bound_, OutputType::kFloat, Fresh(), options_.timing.flush_caches);
       auto timing = process_->Noop();
       if (!timing) return timing.error();
       if (!*timing) return Failed("start");
@@ -250,7 +255,7 @@ class Run {
   // time between calls does not tell them apart).
   Status OneCall(const CallInputs& inputs, const std::string& label, Kept* kept) {
     const double prepare_start = NowSeconds();
-    PrepareCall(*process_, bound_, OutputType::kFloat, inputs, options_.timing.flush_caches);
+    eval::PrepareCall(*process_, bound_, OutputType::kFloat, inputs, options_.timing.flush_caches);
     profile_.phase_seconds["call_setup"] += NowSeconds() - prepare_start;
     profile_.phase = label;
     auto timing = process_->Call();
@@ -259,9 +264,9 @@ class Run {
     timings_.push_back((*timing)->seconds);
     if (kept) kept->outputs.resize(scratch_.size());
     const double collect_start = NowSeconds();
-    CopyOutputs(*process_, bound_, OutputType::kFloat, kept ? kept->outputs.data() : scratch_.data());
+    eval::CopyOutputs(*process_, bound_, OutputType::kFloat, kept ? kept->outputs.data() : scratch_.data());
     profile_.phase_seconds["call_collect"] += NowSeconds() - collect_start;
-    if (std::string slack = CheckSlack(*process_, bound_); !slack.empty())
+    if (std::string slack = eval::CheckSlack(*process_, bound_); !slack.empty())
       return SetVerdict(Verdict::kRuntimeError, "the kernel " + slack + " (" + label + ")");
     return Ok{};
   }

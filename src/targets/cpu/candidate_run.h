@@ -9,17 +9,17 @@
 
 #include "core/profile.h"
 #include "core/result.h"
+#include "eval/expected.h"
 #include "eval/stats.h"
 #include "suite/task.h"
 #include "targets/cpu/cpu_target.h"
-#include "targets/cpu/expected.h"
 
 namespace accelopt::cpu {
 
 /// Runs the candidate library in its own kernel process and fills the
 /// profile's verdict, message, errors, latency (when `timed`), counters and
 /// accounting. A bad kernel is a verdict; an Error is the engine's own failure.
-Status RunCandidate(const suite::BoundTask& bound, const std::string& library, Expected& expected,
+Status RunCandidate(const suite::BoundTask& bound, const std::string& library, eval::Expected& expected,
                     const CpuTargetOptions& options, const std::string& dir, bool timed, Profile& profile);
 
 /// Runs two candidate libraries side by side, each in its own kernel process,
@@ -28,7 +28,7 @@ Status RunCandidate(const suite::BoundTask& bound, const std::string& library, E
 /// RunCandidate would. Returns the speedup of B over A from the pairs of
 /// calls (no pairs when either is not ok); an Error is the engine's failure.
 Result<PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::string& library_a, const std::string& library_b,
-                              Expected& expected, const CpuTargetOptions& options, const std::string& dir_a,
+                              eval::Expected& expected, const CpuTargetOptions& options, const std::string& dir_a,
                               const std::string& dir_b, Profile& a, Profile& b);
 
 }  // namespace accelopt::cpu

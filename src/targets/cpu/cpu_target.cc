@@ -19,15 +19,18 @@
 #include "core/hash.h"
 #include "core/paths.h"
 #include "core/scratch.h"
+#include "eval/calls.h"
+#include "eval/expected.h"
 #include "eval/scoring.h"
-#include "targets/cpu/calls.h"
 #include "targets/cpu/candidate_run.h"
-#include "targets/cpu/expected.h"
 #include "targets/cpu/hardware_store.h"
 #include "targets/cpu/symbols.h"
 
 namespace accelopt::cpu {
 namespace fs = std::filesystem;
+using eval::CompileOptions;
+using eval::CompileOutcome;
+using eval::Expected;
 
 namespace {
 
@@ -86,12 +89,16 @@ class CpuTarget : public targets::Target {
     }
   }
 
-  std::string name() const override { return "cpu"; }
+  std::string name() const override { return kCpuTarget; }
   targets::TargetInfo Describe() const override {
     std::string command = options_.kernel_compile.compiler;
     for (const auto& flag : options_.kernel_compile.flags) command += " " + flag;
-    return {name(),       "c++", kKernelExtension, {"cpp", "c++", "cc", "cxx", "c"}, command + " -fPIC -shared",
-            "prompts/cpu"};
+    targets::TargetInfo info{
+        name(), "c++", kKernelExtension, {"cpp", "c++", "cc", "cxx", "c"}, command + " -fPIC -shared", "prompts/cpu"};
+    // The vendor anchor: vendor.cpp on OpenBLAS.
+    info.vendor_label = "openblas";
+    info.vendor_libraries = {"openblas"};
+    return info;
   }
 
   std::string Machine() const override { return machine_.fingerprint; }
@@ -111,6 +118,7 @@ class CpuTarget : public targets::Target {
     return text;
   }
 
+  double MemoryNeededBytes(const suite::BoundTask& bound) const override { return cpu::MemoryNeededBytes(bound); }
   std::vector<std::string> CheckedShapes(const suite::Task& task, const std::string& shape) const override {
     return cpu::CheckedShapes(task, shape);
   }
@@ -226,13 +234,15 @@ void CpuTarget::PrepareShared(const suite::BoundTask& bound, const std::vector<O
   fs::create_directories(dir / "reference", ec);
   const TimingOptions& t = options_.timing;
   const int checked = options_.timing_enabled ? t.checked_per_series * t.max_series : 0;
-  shared.expected.emplace(bound, options_, (dir / "reference").string(), options_.seeds, 1.0, checked);
+  shared.expected.emplace(bound, ReferenceOptionsOf(options_), (dir / "reference").string(), options_.seeds, 1.0,
+                          checked);
   shared.others.resize(others.size());
   for (size_t i = 0; i < others.size(); ++i) {
     if (!others[i].bound) continue;
     fs::path reference_dir = dir / ("reference-" + others[i].shape);
     fs::create_directories(reference_dir, ec);
-    shared.others[i].emplace(*others[i].bound, options_, reference_dir.string(), 1, kOtherShapeScale, 0);
+    shared.others[i].emplace(*others[i].bound, ReferenceOptionsOf(options_), reference_dir.string(), 1,
+                             kOtherShapeScale, 0);
   }
 }
 
@@ -251,7 +261,8 @@ std::vector<CpuTarget::Built> CpuTarget::BuildAll(std::span<const targets::EvalR
                              batch[k].candidate.libraries.end());
     const fs::path candidate_dir = CandidateDir(dir, k);
     jobs.push_back([&, k, compile, candidate_dir] {
-      built[k].main = CompileKernel(batch[k].candidate.source, bound.ShapeHeader(), compile, candidate_dir.string());
+      built[k].main =
+          eval::CompileKernel(batch[k].candidate.source, bound.ShapeHeader(), compile, candidate_dir.string());
     });
     for (size_t i = 0; i < others.size(); ++i) {
       if (!others[i].bound) {
@@ -263,7 +274,7 @@ std::vector<CpuTarget::Built> CpuTarget::BuildAll(std::span<const targets::EvalR
       fs::create_directories(odir, ec);
       jobs.push_back([&, k, i, compile, odir] {
         built[k].others[i] =
-            CompileKernel(batch[k].candidate.source, others[i].bound->ShapeHeader(), compile, odir.string());
+            eval::CompileKernel(batch[k].candidate.source, others[i].bound->ShapeHeader(), compile, odir.string());
       });
     }
   }
@@ -573,28 +584,28 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
 }  // namespace
 
 // Bytes of memory the machine can still give (MemAvailable), or 0 when unknown.
-double AvailableMemoryBytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
+eval::KernelRunOptions RunOptionsOf(const CpuTargetOptions& options) {
+  return {options.cpus,         options.bind_openmp,  options.timing.openmp_active,
+          options.wall_seconds, options.memory_bytes, options.harness_path};
 }
 
-double MemoryNeededBytes(const suite::BoundTask& bound) { return 16.0 * static_cast<double>(Elements(bound)); }
+eval::ReferenceOptions ReferenceOptionsOf(const CpuTargetOptions& options) {
+  return {RunOptionsOf(options), options.reference_compile};
+}
+
+double MemoryNeededBytes(const suite::BoundTask& bound) { return 16.0 * static_cast<double>(eval::Elements(bound)); }
 
 Status CheckMemoryFor(const suite::BoundTask& bound) {
   const double needed = MemoryNeededBytes(bound);
-  const double available = AvailableMemoryBytes();
+  const double available = eval::AvailableMemoryBytes();
   if (available > 0 && needed > available) {
     char text[320];
     std::snprintf(text, sizeof text,
                   "task '%s' at shape '%s' needs at least %.1f GB of memory (its %ld argument elements held as the "
                   "kernel's arguments, an input set and a double-precision reference), but this machine has %.1f GB "
                   "available",
-                  bound.task->name.c_str(), bound.shape_name.c_str(), needed / 1e9, Elements(bound), available / 1e9);
+                  bound.task->name.c_str(), bound.shape_name.c_str(), needed / 1e9, eval::Elements(bound),
+                  available / 1e9);
     return Error{text};
   }
   return Ok{};
@@ -602,12 +613,12 @@ Status CheckMemoryFor(const suite::BoundTask& bound) {
 
 std::vector<std::string> CheckedShapes(const suite::Task& task, const std::string& shape) {
   auto evaluated = suite::Bind(task, shape);
-  const long limit = evaluated ? Elements(*evaluated) : 0;
+  const long limit = evaluated ? eval::Elements(*evaluated) : 0;
   std::vector<std::string> others;
   for (const auto& [name, params] : task.shapes) {
     if (name == shape) continue;
     auto bound = suite::Bind(task, name);
-    if (!bound || Elements(*bound) <= limit) others.push_back(name);
+    if (!bound || eval::Elements(*bound) <= limit) others.push_back(name);
   }
   return others;
 }

@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "eval/calls.h"
+#include "eval/compiler.h"
 #include "eval/device_lock.h"
+#include "eval/expected.h"
 #include "suite/roofline.h"
 #include "targets/cpu/calibrate.h"
-#include "targets/cpu/compiler.h"
 #include "targets/target.h"
 
 namespace accelopt::cpu {
@@ -50,14 +52,6 @@ struct TimingOptions {
   int disturbed_retries = 3;
 };
 
-/// The reference is built plainly: no fast-math, no OpenMP.
-inline CompileOptions ReferenceCompileOptions() {
-  CompileOptions o;
-  o.flags = {"-O2", "-march=native", "-std=c++20"};
-  o.vectorization_report = false;
-  return o;
-}
-
 struct CpuTargetOptions {
   suite::PeakRates rates;  ///< measured hardware profile; zero rates = no scoring
   /// The profile `rates` came from: its theoretical peaks and its spreads
@@ -82,8 +76,8 @@ struct CpuTargetOptions {
   /// Off by default: libgomp then pins the main thread to a single core before
   /// the kernel starts, which confines OpenBLAS and std::thread workers to it.
   bool bind_openmp = false;
-  CompileOptions kernel_compile;  ///< candidate build (its cache_dir "" disables caching)
-  CompileOptions reference_compile = ReferenceCompileOptions();
+  eval::CompileOptions kernel_compile;  ///< candidate build (its cache_dir "" disables caching)
+  eval::CompileOptions reference_compile = eval::ReferenceCompileOptions();
   std::string harness_path;  ///< accelopt-harness; "" = HarnessPath()
   std::string work_dir;      ///< scratch; "" = CacheDir()/work
   bool keep_work = false;    ///< keep each evaluation's folder (debugging)
@@ -94,8 +88,11 @@ struct CpuTargetOptions {
   int build_jobs = 0;                       ///< compilers at once for a batch; 0 = one per allowed core
 };
 
-/// Bytes of memory the machine can still give (MemAvailable), or 0 when unknown.
-double AvailableMemoryBytes();
+/// How the cpu target starts a kernel's process (candidate or reference).
+eval::KernelRunOptions RunOptionsOf(const CpuTargetOptions& options);
+/// How it builds and runs a task's reference.
+eval::ReferenceOptions ReferenceOptionsOf(const CpuTargetOptions& options);
+
 /// The least memory an evaluation of `bound` takes: the engine holds each
 /// argument once in the kernel's shared memory (4 bytes), once as a drawn
 /// input set or a copied output (4) and once as a double-precision reference (8).
@@ -108,6 +105,9 @@ Status CheckMemoryFor(const suite::BoundTask& bound);
 /// (untimed): those no larger than `shape`, and those that do not bind (to be
 /// reported), by name.
 std::vector<std::string> CheckedShapes(const suite::Task& task, const std::string& shape);
+
+/// The cpu target's name: "cpu".
+inline constexpr const char kCpuTarget[] = "cpu";
 
 /// Creates the cpu target. Thread-compatible: one Evaluate at a time.
 /// A cpu kernel's file extension: a task's reference and baseline are reference.cpp and baseline.cpp.

@@ -4,17 +4,6 @@
 
 namespace accelopt::cpu {
 
-Json ToJson(const PeakEvidence& e) {
-  return {{"figure", e.figure}, {"value", e.value}, {"previous", e.previous},      {"kernel_hash", e.kernel_hash},
-          {"task", e.task},     {"shape", e.shape}, {"measured_at", e.measured_at}};
-}
-
-PeakEvidence PeakEvidenceFromJson(const Json& e) {
-  return {e.at("figure").get<std::string>(),      e.at("value").get<double>(),     e.at("previous").get<double>(),
-          e.at("kernel_hash").get<std::string>(), e.at("task").get<std::string>(), e.at("shape").get<std::string>(),
-          e.at("measured_at").get<std::string>()};
-}
-
 Json ToJson(const HardwareProfile& p) {
   Json evidence = Json::array();
   for (const PeakEvidence& e : p.evidence) evidence.push_back(ToJson(e));
@@ -63,17 +52,13 @@ Result<HardwareProfile> HardwareProfileFromJson(const Json& j) {
     p.rounds = j.value("rounds", 0);
     if (j.contains("spreads")) p.spreads = j.at("spreads").get<std::map<std::string, double>>();
     if (j.contains("evidence"))
-      for (const Json& e : j.at("evidence")) p.evidence.push_back(PeakEvidenceFromJson(e));
+      for (const Json& e : j.at("evidence")) p.evidence.push_back(eval::PeakEvidenceFromJson(e));
   } catch (const Json::exception& e) {
     return Error{std::string("hardware profile: ") + e.what()};
   }
   if (p.bandwidth_gbs <= 0 || p.peak_mm_gflops <= 0 || p.peak_vec_gflops <= 0)
     return Error{"hardware profile: rates must be positive"};
   return p;
-}
-
-std::string HardwareProfilePath(const std::string& dir, const std::string& fingerprint) {
-  return dir + "/" + fingerprint + ".json";
 }
 
 Result<std::optional<HardwareProfile>> LoadHardwareProfile(const std::string& dir, const std::string& fingerprint) {

@@ -5,21 +5,18 @@
 #include <string>
 
 #include "core/json_io.h"
+#include "eval/hardware_store.h"
 #include "suite/roofline.h"
 #include "targets/cpu/calibrate.h"
 
 namespace accelopt::cpu {
 
 Json ToJson(const HardwareProfile& profile);
-/// A raised rate's evidence, as every target's hardware profile keeps it.
-Json ToJson(const PeakEvidence& evidence);
-/// Throws Json::exception naming a missing or mistyped field.
-PeakEvidence PeakEvidenceFromJson(const Json& json);
 /// Errors name the missing or mistyped field.
 Result<HardwareProfile> HardwareProfileFromJson(const Json& json);
 
-/// `dir`/<fingerprint>.json
-std::string HardwareProfilePath(const std::string& dir, const std::string& fingerprint);
+/// `dir`/<fingerprint>.json (eval/hardware_store.h)
+using eval::HardwareProfilePath;
 
 /// The saved profile for this fingerprint; nullopt when none was saved.
 /// A corrupt file is an Error naming it.

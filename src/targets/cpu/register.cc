@@ -1,12 +1,11 @@
 #include "targets/cpu/register.h"
 
-#include <sched.h>
-
 #include <filesystem>
 
 #include <fmt/core.h>
 
 #include "core/paths.h"
+#include "eval/machine.h"
 #include "targets/cpu/hardware_store.h"
 
 namespace accelopt::cpu {
@@ -88,28 +87,26 @@ Result<CpuTargetOptions> OptionsFor(const targets::TargetSettings& settings,
   options.wall_seconds = settings.timeout;
   options.keep_work = settings.keep_work;
   options.device_lock = settings.device_lock;
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
-    for (int c : settings.cpus)
-      if (c < 0 || c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed))
-        return Error{
-            fmt::format("--cpus: core {} is not available to this process ({} cores allowed)", c, CPU_COUNT(&allowed))};
-  options.cpus = settings.cpus;
-  options.bind_openmp = settings.bind_openmp;
+  auto own = targets::SettingsFor(kCpuTarget, settings);
+  if (!own) return own.error();
+  options.cpus = (*own)["cpus"].get<std::vector<int>>();
+  options.bind_openmp = (*own)["bind_openmp"].get<bool>();
+  if (auto allowed = eval::CheckCoresAllowed(options.cpus, "--cpus"); !allowed) return allowed.error();
   return options;
 }
 
 targets::TargetKind Registration() {
   targets::TargetKind kind;
-  kind.name = "cpu";
+  kind.name = kCpuTarget;
   kind.summary = "C++ kernels built with the system compiler (g++, OpenMP), run on this machine's cores";
   kind.unavailable = [](const targets::TargetSettings&) {
-    const CompileOptions compile;
+    const eval::CompileOptions compile;
     if (FindProgram(compile.compiler).empty()) return "the compiler '" + compile.compiler + "' is not on $PATH";
     std::error_code ec;
     if (!std::filesystem::exists(HarnessPath(), ec)) return "the harness " + HarnessPath() + " is missing";
     return std::string();
   };
+  kind.settings = targets::HostCoreSettings();
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
     auto hardware = HardwareFor(settings);
     if (!hardware) return hardware.error();
@@ -117,6 +114,10 @@ targets::TargetKind Registration() {
     if (!options) return options.error();
     return MakeCpuTarget(*options);
   };
+  kind.calibrator = MakeCpuCalibrator;
+  kind.fib_language = targets::FibLanguage{"cpp", "kernel.cpp", true};
+  kind.free_form_languages = {"c", "c++", "cpp", "cxx", "cc"};
+  kind.demo = targets::TargetKind::Demo{{"silu", "matmul", "rmsnorm_matmul"}, "demo/recording.jsonl", 2, 2};
   return kind;
 }
 

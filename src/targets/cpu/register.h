@@ -3,6 +3,7 @@
 /// (its hardware profile loaded, or measured when missing) and whether it can
 /// run here.
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,10 @@
 namespace accelopt::cpu {
 
 targets::TargetKind Registration();
+
+/// The cpu target's calibrator (cpu_calibrator.cc): this machine's profile,
+/// saved or measured; its setting `fma_units` (CalibrationOptions::fma_units).
+std::unique_ptr<targets::Calibrator> MakeCpuCalibrator();
 
 /// Calibrates this machine (progress, notes and problems told through `say`)
 /// and saves the profile under `data_dir`/hardware when it passes its checks

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "targets/cpu/calibrate.h"
+#include "eval/hardware_store.h"
 #include "targets/cuda/toolchain.h"
 
 namespace accelopt::cuda {
@@ -41,7 +41,7 @@ struct GpuHardwareProfile {
   /// The measurements a figure was chosen from: "hbm_memcpy_gbs", "hbm_copy_kernel_gbs".
   std::map<std::string, GpuFigure> details;
   std::string measured_at;                  ///< ISO-8601 UTC
-  std::vector<cpu::PeakEvidence> evidence;  ///< rates raised by kernels since, oldest first
+  std::vector<eval::PeakEvidence> evidence;  ///< rates raised by kernels since, oldest first
 };
 
 /// Reads what calibrate.cu printed. An Error names what is wrong: the program

@@ -15,7 +15,6 @@
 #include "core/json_io.h"
 #include "eval/sandbox.h"
 #include "suite/task.h"
-#include "targets/cpu/hardware_store.h"
 #include "targets/cuda/arch_peaks.h"
 #include "targets/cuda/gpu_scoring.h"
 #include "targets/cuda/hardware_store.h"
@@ -281,7 +280,12 @@ TEST(CudaHardwareStore, CorruptOrForeignProfilesAreErrors) {
   ASSERT_FALSE(no_fma);
   EXPECT_NE(no_fma.error().message.find("fp32_fma_gflops"), std::string::npos) << no_fma.error().message;
 
-  auto cpu_profile = GpuHardwareProfileFromJson(cpu::ToJson(cpu::HardwareProfile{}));
+  // Another target's profile, as the cpu target saves one: no "kind".
+  const Json cpu_json = {{"machine", {{"fingerprint", "f00d"}}},
+                         {"bandwidth_gbs", 20.0},
+                         {"peak_mm_gflops", 100.0},
+                         {"peak_vec_gflops", 50.0}};
+  auto cpu_profile = GpuHardwareProfileFromJson(cpu_json);
   ASSERT_FALSE(cpu_profile);
   EXPECT_NE(cpu_profile.error().message.find("no \"kind\": \"cuda\""), std::string::npos);
 }

@@ -14,13 +14,13 @@
 #include "core/json_io.h"
 #include "core/paths.h"
 #include "core/scratch.h"
+#include "eval/calls.h"
 #include "eval/compare.h"
 #include "eval/draw.h"
+#include "eval/expected.h"
+#include "eval/machine.h"
 #include "eval/sandbox.h"
 #include "eval/stats.h"
-#include "targets/cpu/calls.h"
-#include "targets/cpu/expected.h"
-#include "targets/cpu/register.h"
 #include "targets/cuda/gpu_scoring.h"
 #include "targets/cuda/hardware_store.h"
 
@@ -215,11 +215,11 @@ class CudaTarget : public targets::Target {
     return calls;
   }
 
-  Result<cpu::Expected*> ExpectedFor(const suite::BoundTask& bound, const fs::path& dir) {
+  Result<eval::Expected*> ExpectedFor(const suite::BoundTask& bound, const fs::path& dir) {
     const std::string key = bound.task->name + "/" + bound.shape_name;
     if (expected_ && expected_key_ == key) return expected_.get();
-    expected_ = std::make_unique<cpu::Expected>(bound, options_.reference, dir.string(), options_.seeds, 1.0,
-                                                options_.checked_calls);
+    expected_ = std::make_unique<eval::Expected>(bound, options_.reference, dir.string(), options_.seeds, 1.0,
+                                                 options_.checked_calls);
     expected_key_ = key;
     if (!expected_->status()) {
       Error e = expected_->status().error();
@@ -233,8 +233,8 @@ class CudaTarget : public targets::Target {
   // sets, then the checked calls' (a set perturbed with the call's seed,
   // input by input, and its page tables drawn afresh, as the reference's
   // calls derive them).
-  static Status WriteSlots(const suite::BoundTask& bound, const cpu::Expected& expected, const fs::path& path) {
-    const long per_set = cpu::ElementsPerSet(bound.inputs);
+  static Status WriteSlots(const suite::BoundTask& bound, const eval::Expected& expected, const fs::path& path) {
+    const long per_set = eval::ElementsPerSet(bound.inputs);
     std::ofstream out(path, std::ios::binary);
     std::vector<float> derived(static_cast<size_t>(per_set));
     for (size_t s = 0; s < expected.seeds(); ++s) WriteSet(out, bound.inputs, expected.set(s));
@@ -329,7 +329,7 @@ class CudaTarget : public targets::Target {
   // Runs the harness on `calls` and fills the verdict, the errors and (when
   // not under the sanitizer) the latency and score.
   Status RunHarness(const std::string& harness, const CudaBuilt& built, const suite::BoundTask& bound,
-                    const cpu::Expected& expected, const std::vector<long>& calls, const fs::path& dir, bool memcheck,
+                    const eval::Expected& expected, const std::vector<long>& calls, const fs::path& dir, bool memcheck,
                     Profile& profile) {
     if (auto s =
             WriteFile((dir / "plan.txt").string(), Plan(bound, calls, expected.seeds() + expected.checked_count()));
@@ -410,9 +410,9 @@ class CudaTarget : public targets::Target {
   }
 
   // Compares each slot call's outputs (outputs.bin, in call order) with the reference's.
-  Status Compare(const suite::BoundTask& bound, const cpu::Expected& expected, const std::vector<long>& calls,
+  Status Compare(const suite::BoundTask& bound, const eval::Expected& expected, const std::vector<long>& calls,
                  const fs::path& dir, Profile& profile) {
-    const size_t per_set = static_cast<size_t>(cpu::ElementsPerSet(bound.outputs));
+    const size_t per_set = static_cast<size_t>(eval::ElementsPerSet(bound.outputs));
     std::ifstream in(dir / "outputs.bin", std::ios::binary);
     std::vector<float> out(per_set);
     ErrorStats worst;
@@ -438,8 +438,8 @@ class CudaTarget : public targets::Target {
   }
 
   CudaTargetOptions options_;
-  std::mt19937_64 rng_{cpu::FreshSeed()};
-  std::unique_ptr<cpu::Expected> expected_;
+  std::mt19937_64 rng_{eval::FreshSeed()};
+  std::unique_ptr<eval::Expected> expected_;
   std::string expected_key_;
   bool measuring_again_ = false;  ///< RunHarness runs a kernel again that ran faster than the roofline
 };
@@ -476,11 +476,15 @@ targets::TargetKind Registration() {
     return device ? "" : device.error().message;
   };
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
-    auto reference = cpu::OptionsFor(settings, std::nullopt);
-    if (!reference) return reference.error();
+    auto own = targets::SettingsFor("cuda", settings);
+    if (!own) return own.error();
     CudaTargetOptions options;
-    options.reference = *reference;
     const std::string cache = settings.cache_dir.empty() ? CacheDir() : settings.cache_dir;
+    options.reference.compile.cache_dir = cache + "/build";
+    options.reference.run.cpus = (*own)["cpus"].get<std::vector<int>>();
+    options.reference.run.bind_openmp = (*own)["bind_openmp"].get<bool>();
+    if (auto allowed = eval::CheckCoresAllowed(options.reference.run.cpus, "--cpus"); !allowed) return allowed.error();
+    options.reference.run.wall_seconds = settings.timeout;
     options.nvcc.cache_dir = cache + "/cuda-build";
     options.work_dir = cache + "/work";
     options.seeds = settings.seeds;
@@ -497,7 +501,7 @@ targets::TargetKind Registration() {
     const std::string data_dir = settings.data_dir.empty() ? DataDir() : settings.data_dir;
     const auto say = settings.say;
     options.on_hardware_raised = [data_dir, say](const GpuHardwareProfile& raised) {
-      const cpu::PeakEvidence& e = raised.evidence.back();
+      const eval::PeakEvidence& e = raised.evidence.back();
       say(fmt::format("note: kernel {} ({}) proved this GPU's {} is at least {:.4g} (calibrated {:.4g}): raised",
                       e.kernel_hash, e.task, e.figure, e.value, e.previous));
       if (auto s = SaveGpuHardwareProfile(data_dir + "/hardware", raised); !s)
@@ -505,6 +509,13 @@ targets::TargetKind Registration() {
     };
     return MakeCudaTarget(options);
   };
+  kind.settings = targets::HostCoreSettings();  // of the CPU reference
+  kind.calibrator = MakeCudaCalibrator;
+  kind.fib_language = targets::FibLanguage{"cuda", "kernel.cu", true};
+  kind.free_form_languages = {"cuda", "cu"};
+  // The GPU demo: the paged decode tasks, one plan each.
+  kind.demo = targets::TargetKind::Demo{
+      {"gqa_paged_decode_h32_kv4_d128_ps1", "gqa_paged_decode_h32_kv8_d128_ps1"}, "demo/recording_cuda.jsonl", 1, 1};
   return kind;
 }
 

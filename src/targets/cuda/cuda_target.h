@@ -4,7 +4,7 @@
 /// on device pointers. Built with nvcc (toolchain.h) for the GPU found, run
 /// in its own process (the harness, harness.cu) under docs/trust.md carried to
 /// GPUs, checked against the task's double-precision reference on the CPU
-/// (computed as the cpu target computes it: cpu::Expected), and scored
+/// (computed as the cpu target computes it: eval::Expected), and scored
 /// through eval/scoring against the GPU's calibration (calibrate.h,
 /// gpu_scoring.h); where none is stored it scores nothing and says so.
 
@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "targets/cpu/cpu_target.h"
+#include "eval/expected.h"
 #include "targets/cuda/calibrate.h"
 #include "targets/cuda/toolchain.h"
 #include "targets/registry.h"
@@ -28,7 +28,7 @@ struct CudaTargetOptions {
   std::optional<GpuHardwareProfile> hardware;
   /// Told each time a kernel raised a rate, with the profile as it now is (to save it).
   std::function<void(const GpuHardwareProfile&)> on_hardware_raised;
-  cpu::CpuTargetOptions reference;  ///< how the CPU reference is built and run
+  eval::ReferenceOptions reference;  ///< how the CPU reference is built and run
   int seeds = 3;                    ///< correctness calls, each on its own drawn input set
   int timed_calls = 30;             ///< timed calls, each on fresh inputs
   int checked_calls = 3;            ///< of those, checked against the reference (positions drawn)
@@ -46,5 +46,8 @@ std::unique_ptr<targets::Target> MakeCudaTarget(const CudaTargetOptions& options
 
 /// The registration: available where nvcc and a CUDA device are.
 targets::TargetKind Registration();
+
+/// The cuda target's calibrator (cuda_calibrator.cc): the first device's profile, saved or measured.
+std::unique_ptr<targets::Calibrator> MakeCudaCalibrator();
 
 }  // namespace accelopt::cuda

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <filesystem>
 
-#include "targets/cpu/hardware_store.h"
+#include "eval/hardware_store.h"
 
 namespace accelopt::cuda {
 namespace {
@@ -38,7 +38,7 @@ Json ToJson(const GpuHardwareProfile& p) {
   Json details = Json::object();
   for (const auto& [name, f] : p.details) details[name] = ToJson(f);
   Json evidence = Json::array();
-  for (const cpu::PeakEvidence& e : p.evidence) evidence.push_back(cpu::ToJson(e));
+  for (const eval::PeakEvidence& e : p.evidence) evidence.push_back(eval::ToJson(e));
   return {{"kind", "cuda"},
           {"fingerprint", p.machine},
           {"device_name", p.device},
@@ -76,7 +76,7 @@ Result<GpuHardwareProfile> GpuHardwareProfileFromJson(const Json& j) {
       for (const auto& [name, f] : j.at("details").items()) p.details[name] = FigureFromJson(f);
     p.measured_at = j.at("measured_at").get<std::string>();
     if (j.contains("evidence"))
-      for (const Json& e : j.at("evidence")) p.evidence.push_back(cpu::PeakEvidenceFromJson(e));
+      for (const Json& e : j.at("evidence")) p.evidence.push_back(eval::PeakEvidenceFromJson(e));
   } catch (const Json::exception& e) {
     return Error{std::string("GPU hardware profile: ") + e.what()};
   }

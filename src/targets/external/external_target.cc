@@ -515,9 +515,11 @@ bool PlainName(const std::string& name) {
   return true;
 }
 
-// The evaluator the settings name, else $ACCELOPT_EVALUATOR's.
+// The evaluator the settings name (`evaluator`), else $ACCELOPT_EVALUATOR's.
 std::vector<std::string> EvaluatorOf(const targets::TargetSettings& settings) {
-  if (!settings.evaluator.empty()) return SplitCommand(settings.evaluator);
+  auto own = targets::SettingsFor("external", settings);
+  if (own && !(*own)["evaluator"].get<std::string>().empty())
+    return SplitCommand((*own)["evaluator"].get<std::string>());
   const char* env = std::getenv("ACCELOPT_EVALUATOR");
   return SplitCommand(env ? env : "");
 }
@@ -601,7 +603,11 @@ targets::TargetKind Registration() {
     auto target = MakeExternalTarget(options);
     return target ? std::string() : target.error().message;
   };
+  kind.settings = {
+      {"evaluator", targets::SettingType::kString, "",
+       "the evaluator program and its arguments, split at spaces (--evaluator); \"\": $ACCELOPT_EVALUATOR"}};
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
+    if (auto own = targets::SettingsFor("external", settings); !own) return own.error();
     ExternalOptions options;
     options.command = EvaluatorOf(settings);
     options.timeout_seconds = settings.timeout;

@@ -10,14 +10,24 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/profile.h"
 #include "core/result.h"
 #include "eval/kernel_process.h"
 #include "suite/task.h"
-#include "targets/cpu/cpu_target.h"
 
-namespace accelopt::cpu {
+namespace accelopt::eval {
+
+/// How a kernel's process is started on this machine's cores (candidate or reference).
+struct KernelRunOptions {
+  std::vector<int> cpus;       ///< the cores it runs on; empty = all allowed
+  bool bind_openmp = false;    ///< bind each OpenMP thread to one core (OMP_PROC_BIND=close, OMP_PLACES=cores)
+  bool openmp_active = false;  ///< OpenMP threads spin while they wait (OMP_WAIT_POLICY=ACTIVE)
+  double wall_seconds = 60;    ///< per process
+  long memory_bytes = 0;       ///< address-space limit; 0 = 2 GiB + 4x the task's data
+  std::string harness_path;    ///< accelopt-harness; "" = HarnessPath()
+};
 
 /// The element type of a kernel's outputs: float for candidates and for the
 /// float32 evaluation of the reference, double for the reference.
@@ -39,32 +49,32 @@ struct CallInputs {
 /// Starts the kernel process for `bound`: arguments laid out, the sandbox's
 /// limits and cores as the options say, the system-call filter for candidates.
 /// A process that fails while starting is reported by failed(), not as an Error.
-Result<std::unique_ptr<eval::KernelProcess>> StartKernelProcess(const suite::BoundTask& bound, OutputType outputs,
-                                                                const CpuTargetOptions& options, const std::string& dir,
-                                                                bool candidate);
+Result<std::unique_ptr<KernelProcess>> StartKernelProcess(const suite::BoundTask& bound, OutputType outputs,
+                                                          const KernelRunOptions& options, const std::string& dir,
+                                                          bool candidate);
 
 /// Prepares the next call while the process is stopped: writes its inputs,
 /// poisons the outputs, evicts every argument from the caches (when `flush`).
 /// Single-threaded on purpose: no worker of the engine may be left spinning
 /// on a core while the kernel runs.
-void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, OutputType outputs,
-                 const CallInputs& inputs, bool flush);
+void PrepareCall(KernelProcess& process, const suite::BoundTask& bound, OutputType outputs, const CallInputs& inputs,
+                 bool flush);
 
 /// Copies every output of the last call, back to back, into `into`.
-void CopyOutputs(const eval::KernelProcess& process, const suite::BoundTask& bound, OutputType outputs, void* into);
+void CopyOutputs(const KernelProcess& process, const suite::BoundTask& bound, OutputType outputs, void* into);
 
 /// Fills the slack after each output (up to its page end) with a canary.
-void FillSlack(eval::KernelProcess& process);
+void FillSlack(KernelProcess& process);
 /// "" when every canary is intact; else which output was written past.
-std::string CheckSlack(const eval::KernelProcess& process, const suite::BoundTask& bound);
+std::string CheckSlack(const KernelProcess& process, const suite::BoundTask& bound);
 
 /// What a process that did not finish its command means for the kernel: the
 /// verdict and its message (`during` names the call). False when the failure
 /// is the harness's own (it could not set up): an engine error, in `message`.
-bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProcess& process,
-                     const suite::BoundTask& bound, const std::string& during, Verdict& verdict, std::string& message);
+bool DescribeFailure(const ProcessFailure& failure, const KernelProcess& process, const suite::BoundTask& bound,
+                     const std::string& during, Verdict& verdict, std::string& message);
 
 /// The child's stdout and stderr, labelled, for the profile.
-std::string RunLog(const eval::SandboxOutcome& outcome);
+std::string RunLog(const SandboxOutcome& outcome);
 
-}  // namespace accelopt::cpu
+}  // namespace accelopt::eval

@@ -1,4 +1,4 @@
-#include "targets/cpu/compiler.h"
+#include "eval/compiler.h"
 
 #include <unistd.h>
 
@@ -14,7 +14,7 @@
 #include "core/scratch.h"
 #include "eval/sandbox.h"
 
-namespace accelopt::cpu {
+namespace accelopt::eval {
 namespace fs = std::filesystem;
 
 namespace {
@@ -48,8 +48,8 @@ CompileOutcome LoadCached(const fs::path& dir) {
 }
 
 // Runs the compiler in `dir` on kernel.cpp with shape.h force-included.
-Result<eval::SandboxOutcome> RunCompiler(const fs::path& dir, const CompileOptions& options, bool report) {
-  eval::SandboxRequest request;
+Result<SandboxOutcome> RunCompiler(const fs::path& dir, const CompileOptions& options, bool report) {
+  SandboxRequest request;
   request.workdir = dir.string();
   request.argv = {options.compiler};
   for (const auto& f : options.flags) request.argv.push_back(f);
@@ -75,7 +75,7 @@ Result<eval::SandboxOutcome> RunCompiler(const fs::path& dir, const CompileOptio
         break;
       }
   }
-  auto run = eval::RunSandboxed(request);
+  auto run = RunSandboxed(request);
   if (!run) return run.error();
   if (run->exit_code == 127) return Error{"cannot run the compiler '" + options.compiler + "'"};
   return run;
@@ -88,12 +88,11 @@ Status CheckBuildEnvironment(const fs::path& dir, const CompileOptions& options)
   fs::create_directories(dir, ec);
   Status written = WriteFile((dir / "kernel.cpp").string(), "extern \"C\" int accelopt_canary() { return 0; }\n");
   if (written) written = WriteFile((dir / "shape.h").string(), "#pragma once\n");
-  Result<eval::SandboxOutcome> run =
-      written ? RunCompiler(dir, options, false) : Result<eval::SandboxOutcome>(written.error());
+  Result<SandboxOutcome> run = written ? RunCompiler(dir, options, false) : Result<SandboxOutcome>(written.error());
   bool built = run && run->exited_cleanly() && fs::exists(dir / "kernel.so", ec);
   fs::remove_all(dir, ec);
   if (built) return Ok{};
-  std::string why = !run ? run.error().message : eval::TruncateLog(run->err + run->out, 2000);
+  std::string why = !run ? run.error().message : TruncateLog(run->err + run->out, 2000);
   return Error{"the build environment is failing, not the kernel: a trivial file does not build in " +
                dir.parent_path().string() + " either (full disk? quota? broken compiler?):\n" + why};
 }
@@ -181,7 +180,7 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
 
   CompileOutcome out;
   out.seconds = run->wall_seconds;
-  out.log = eval::TruncateLog(KeepOwnDiagnostics(run->err + run->out), options.log_bytes);
+  out.log = TruncateLog(KeepOwnDiagnostics(run->err + run->out), options.log_bytes);
   if (run->timed_out)
     out.log += "\n[the compiler was stopped after " + std::to_string(options.timeout_seconds) + " s]\n";
   out.ok = run->exited_cleanly() && fs::exists(dir / "kernel.so", ec);
@@ -238,4 +237,4 @@ std::string NotVectorizedRemarks(const std::string& remarks, size_t max_lines) {
   return out;
 }
 
-}  // namespace accelopt::cpu
+}  // namespace accelopt::eval

@@ -1,4 +1,4 @@
-#include "targets/cpu/expected.h"
+#include "eval/expected.h"
 
 #include <chrono>
 #include <cstdio>
@@ -8,12 +8,12 @@
 
 #include "core/clock.h"
 #include "core/json_io.h"
+#include "eval/calls.h"
 #include "eval/compare.h"
+#include "eval/compiler.h"
 #include "eval/draw.h"
-#include "targets/cpu/calls.h"
-#include "targets/cpu/compiler.h"
 
-namespace accelopt::cpu {
+namespace accelopt::eval {
 namespace {
 
 // The reference's algorithm in float32: every `double` of its source made
@@ -26,13 +26,13 @@ std::string Float32Source(const std::string& source) {
 // Runs a built reference on each call's inputs and copies its outputs into
 // `into` (one buffer per call, sized for every output). An Error names the task.
 Status RunReference(const suite::BoundTask& bound, const std::string& library, OutputType type,
-                    const CpuTargetOptions& options, const std::string& dir, const std::vector<CallInputs>& calls,
+                    const ReferenceOptions& options, const std::string& dir, const std::vector<CallInputs>& calls,
                     const std::vector<void*>& into) {
   const std::string what =
       "the reference of task '" + bound.task->name + "'" + (type == OutputType::kFloat ? " (float32)" : "");
-  auto process = StartKernelProcess(bound, type, options, dir, /*candidate=*/false);
+  auto process = StartKernelProcess(bound, type, options.run, dir, /*candidate=*/false);
   if (!process) return process.error();
-  eval::KernelProcess& p = **process;
+  KernelProcess& p = **process;
   auto fail = [&](const std::string& during) -> Status {
     Verdict verdict;
     std::string message;
@@ -40,7 +40,7 @@ Status RunReference(const suite::BoundTask& bound, const std::string& library, O
     if (verdict == Verdict::kTimeout) {
       // The reference is the project's own, trusted code: too little time is the setting's fault.
       char limit[32];
-      std::snprintf(limit, sizeof limit, "%g", options.wall_seconds);
+      std::snprintf(limit, sizeof limit, "%g", options.run.wall_seconds);
       return Error{what + " did not finish within the time limit of " + limit + " s per process (" + message +
                    "): the limit is too short for this shape; raise it (--timeout SECONDS)"};
     }
@@ -57,7 +57,7 @@ Status RunReference(const suite::BoundTask& bound, const std::string& library, O
     if (!*timing) return fail("call " + std::to_string(k + 1));
     CopyOutputs(p, bound, type, into[k]);
   }
-  eval::SandboxOutcome end = p.Finish();
+  SandboxOutcome end = p.Finish();
   if (!end.exited_cleanly()) return Error{what + " did not end cleanly\n" + RunLog(end)};
   return Ok{};
 }
@@ -69,7 +69,7 @@ uint64_t FreshSeed() {
   return (uint64_t{entropy()} << 32) | entropy();
 }
 
-Expected::Expected(const suite::BoundTask& bound, const CpuTargetOptions& options, const std::string& dir, int seeds,
+Expected::Expected(const suite::BoundTask& bound, const ReferenceOptions& options, const std::string& dir, int seeds,
                    double scale, int checked) {
   auto start = std::chrono::steady_clock::now();
   Draw(bound, seeds, scale, checked);
@@ -89,7 +89,7 @@ void Expected::Draw(const suite::BoundTask& bound, int seeds, double scale, int 
     float* p = set.data();
     for (size_t i = 0; i < bound.inputs.size(); ++i) {
       const auto& t = bound.inputs[i];
-      eval::DrawInput(t, p, seed, i, scale);
+      DrawInput(t, p, seed, i, scale);
       p += t.elements;
     }
     sets_.push_back(std::move(set));
@@ -99,9 +99,9 @@ void Expected::Draw(const suite::BoundTask& bound, int seeds, double scale, int 
 
 // Every slot at once: the reference in double and its float32 evaluation run
 // side by side, each in its own process.
-Status Expected::RunReferences(const suite::BoundTask& bound, const CpuTargetOptions& options, const std::string& dir) {
+Status Expected::RunReferences(const suite::BoundTask& bound, const ReferenceOptions& options, const std::string& dir) {
   const suite::Task& task = *bound.task;
-  auto source = ReadFile(task.reference_path(kKernelExtension));
+  auto source = ReadFile(task.reference_path(kReferenceExtension));
   if (!source) return source.error();
   const size_t slots = sets_.size() + checked_.size();
   const size_t per_set = static_cast<size_t>(ElementsPerSet(bound.outputs));
@@ -120,20 +120,20 @@ Status Expected::RunReferences(const suite::BoundTask& bound, const CpuTargetOpt
   }
 
   auto float32 = std::async(std::launch::async, [&]() -> Status {
-    auto built = CompileKernel(Float32Source(*source), bound.ShapeHeader(/*float_constants=*/true),
-                               options.reference_compile, dir);
+    auto built =
+        CompileKernel(Float32Source(*source), bound.ShapeHeader(/*float_constants=*/true), options.compile, dir);
     if (!built) return built.error();
     if (!built->ok)
-      return Error{task.reference_path(kKernelExtension) + " does not compile with float in place of double:\n" +
-                   NameSourceInLog(built->log, task.reference_path(kKernelExtension) + " (float32)")};
+      return Error{task.reference_path(kReferenceExtension) + " does not compile with float in place of double:\n" +
+                   NameSourceInLog(built->log, task.reference_path(kReferenceExtension) + " (float32)")};
     return RunReference(bound, built->library_path, OutputType::kFloat, options, dir, calls, into32);
   });
   Status run = [&]() -> Status {
-    auto built = CompileKernel(*source, bound.ShapeHeader(), options.reference_compile, dir);
+    auto built = CompileKernel(*source, bound.ShapeHeader(), options.compile, dir);
     if (!built) return built.error();
     if (!built->ok)
-      return Error{task.reference_path(kKernelExtension) + " does not compile:\n" +
-                   NameSourceInLog(built->log, task.reference_path(kKernelExtension))};
+      return Error{task.reference_path(kReferenceExtension) + " does not compile:\n" +
+                   NameSourceInLog(built->log, task.reference_path(kReferenceExtension))};
     return RunReference(bound, built->library_path, OutputType::kDouble, options, dir, calls, into64);
   }();
   Status run32 = float32.get();
@@ -148,7 +148,7 @@ Status Expected::RunReferences(const suite::BoundTask& bound, const CpuTargetOpt
     const double* ref = ref64_[slot].data();
     const float* ref32 = ref32_[slot].data();
     for (const auto& t : bound.outputs) {
-      floors_[slot].push_back(eval::RoundingFloor(ref, ref32, static_cast<size_t>(t.elements)));
+      floors_[slot].push_back(RoundingFloor(ref, ref32, static_cast<size_t>(t.elements)));
       ref += t.elements;
       ref32 += t.elements;
     }
@@ -163,9 +163,9 @@ ErrorStats Expected::Judge(const suite::BoundTask& bound, size_t slot, const flo
   ErrorStats worst;
   for (size_t o = 0; o < bound.outputs.size(); ++o) {
     const auto& t = bound.outputs[o];
-    const ErrorStats e = eval::CompareOutput(t, outputs, ref, ref32, ref32 ? floor(slot, o) : 0);
-    if (why.empty()) why = eval::JudgeOutput(e, t, label, tolerance);
-    worst = o == 0 ? e : eval::Worst(worst, e);
+    const ErrorStats e = CompareOutput(t, outputs, ref, ref32, ref32 ? floor(slot, o) : 0);
+    if (why.empty()) why = JudgeOutput(e, t, label, tolerance);
+    worst = o == 0 ? e : Worst(worst, e);
     outputs += t.elements;
     ref += t.elements;
     if (ref32) ref32 += t.elements;
@@ -173,4 +173,4 @@ ErrorStats Expected::Judge(const suite::BoundTask& bound, size_t slot, const flo
   return worst;
 }
 
-}  // namespace accelopt::cpu
+}  // namespace accelopt::eval

@@ -1,10 +1,10 @@
 // The compile log a planner and a fixer see: the kernel's own diagnostics.
 
-#include "targets/cpu/compiler.h"
+#include "eval/compiler.h"
 
 #include <gtest/gtest.h>
 
-namespace accelopt::cpu {
+namespace accelopt::eval {
 namespace {
 
 // As g++ 12 writes it for an AVX-512 kernel (-O3 -march=native -Wall).
@@ -104,4 +104,4 @@ TEST(NameSourceInLog, NamesTheRealFile) {
 }
 
 }  // namespace
-}  // namespace accelopt::cpu
+}  // namespace accelopt::eval

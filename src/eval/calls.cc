@@ -1,4 +1,4 @@
-#include "targets/cpu/calls.h"
+#include "eval/calls.h"
 
 #include <immintrin.h>
 #include <signal.h>
@@ -11,22 +11,23 @@
 #include <thread>
 #include <utility>
 
+#include "core/paths.h"
 #include "eval/draw.h"
 #include "eval/harness_buffers.h"
 #include "eval/perturb.h"
 #include "eval/streaming.h"
 #include "eval/trapped_calls.h"
 
-namespace accelopt::cpu {
+namespace accelopt::eval {
 namespace {
 
 constexpr unsigned char kCanary = 0xA5;
 
 // "wrote to input 'x', which is read-only" and the like, for a fault at `address`.
-std::string WhereFaulted(uint64_t address, const eval::KernelProcess& process, const suite::BoundTask& bound) {
-  const eval::protocol::Layout& at = process.mapped_at();
+std::string WhereFaulted(uint64_t address, const KernelProcess& process, const suite::BoundTask& bound) {
+  const protocol::Layout& at = process.mapped_at();
   auto describe = [&](uint64_t base, size_t bytes, const std::string& what, bool read_only) -> std::string {
-    const uint64_t end = base + eval::protocol::WholePages(bytes);
+    const uint64_t end = base + protocol::WholePages(bytes);
     if (address >= base && address < end)
       return read_only ? ": it wrote to " + what + ", which is read-only" : ": inside " + what;
     if (address + at.guard_bytes >= base && address < base) return ": it accessed memory just before " + what;
@@ -57,31 +58,31 @@ long ElementsPerSet(const std::vector<suite::BoundTensor>& tensors) {
 
 long Elements(const suite::BoundTask& bound) { return ElementsPerSet(bound.inputs) + ElementsPerSet(bound.outputs); }
 
-Result<std::unique_ptr<eval::KernelProcess>> StartKernelProcess(const suite::BoundTask& bound, OutputType outputs,
-                                                                const CpuTargetOptions& options, const std::string& dir,
-                                                                bool candidate) {
+Result<std::unique_ptr<KernelProcess>> StartKernelProcess(const suite::BoundTask& bound, OutputType outputs,
+                                                          const KernelRunOptions& options, const std::string& dir,
+                                                          bool candidate) {
   std::vector<size_t> input_bytes, output_bytes;
   for (const auto& t : bound.inputs) input_bytes.push_back(static_cast<size_t>(t.elements) * sizeof(float));
   for (const auto& t : bound.outputs) output_bytes.push_back(static_cast<size_t>(t.elements) * ElementBytes(outputs));
-  eval::KernelProcessOptions o;
-  o.layout = eval::ArgumentLayout::For(input_bytes, output_bytes);
+  KernelProcessOptions o;
+  o.layout = ArgumentLayout::For(input_bytes, output_bytes);
   o.seccomp = candidate;
   o.cores = std::max<int>(1, static_cast<int>(options.cpus.size()));
-  o.sandbox.argv = {options.harness_path};
+  o.sandbox.argv = {options.harness_path.empty() ? HarnessPath() : options.harness_path};
   o.sandbox.workdir = dir;
   o.sandbox.cpus = options.cpus;
   // OpenBLAS's idle workers otherwise spin for about 2^28 cycles after each
   // call: CPU time after the return, which the monitor charges as outside the call.
   o.sandbox.env = {"OPENBLAS_THREAD_TIMEOUT=4"};
   // See TimingOptions::openmp_active and docs/trust.md.
-  if (options.timing.openmp_active) o.sandbox.env.push_back("OMP_WAIT_POLICY=ACTIVE");
+  if (options.openmp_active) o.sandbox.env.push_back("OMP_WAIT_POLICY=ACTIVE");
   if (options.bind_openmp) o.sandbox.env.insert(o.sandbox.env.end(), {"OMP_PROC_BIND=close", "OMP_PLACES=cores"});
   const long data_bytes = Elements(bound) * 8;  // the arguments, at most doubles
   o.sandbox.limits.wall_seconds = options.wall_seconds;
   o.sandbox.limits.address_space_bytes = options.memory_bytes > 0 ? options.memory_bytes : (2L << 30) + 4 * data_bytes;
   o.sandbox.limits.file_size_bytes = 2 * data_bytes + (64L << 20);
   o.sandbox.limits.max_processes = 0;
-  return eval::KernelProcess::Start(std::move(o));
+  return KernelProcess::Start(std::move(o));
 }
 
 namespace {
@@ -113,8 +114,8 @@ size_t ArgumentBytes(const suite::BoundTask& bound, OutputType outputs) {
 
 }  // namespace
 
-void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, OutputType outputs,
-                 const CallInputs& inputs, bool flush) {
+void PrepareCall(KernelProcess& process, const suite::BoundTask& bound, OutputType outputs, const CallInputs& inputs,
+                 bool flush) {
   process.Prepare();
   InParts(ArgumentBytes(bound, outputs), [&](int part, int parts) {
     const float* set = inputs.set;
@@ -123,12 +124,11 @@ void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, Ou
       auto [begin, end] = Part(n, part, parts);
       float* into = reinterpret_cast<float*>(process.input(i));
       if (inputs.perturb)
-        eval::DeriveInput(bound.inputs[i], set, into, begin, end, *inputs.perturb, i);
+        DeriveInput(bound.inputs[i], set, into, begin, end, *inputs.perturb, i);
       else
-        eval::StreamCopy(into + begin, set + begin, static_cast<size_t>(end - begin) * sizeof(float));
+        StreamCopy(into + begin, set + begin, static_cast<size_t>(end - begin) * sizeof(float));
       if (flush)
-        eval::EvictFromCaches(reinterpret_cast<const char*>(into + begin),
-                              static_cast<size_t>(end - begin) * sizeof(float));
+        EvictFromCaches(reinterpret_cast<const char*>(into + begin), static_cast<size_t>(end - begin) * sizeof(float));
       set += n;
     }
     const size_t bytes = ElementBytes(outputs);
@@ -136,54 +136,54 @@ void PrepareCall(eval::KernelProcess& process, const suite::BoundTask& bound, Ou
       auto [begin, end] = Part(bound.outputs[i].elements, part, parts);
       char* into = process.output(i) + begin * bytes;
       if (outputs == OutputType::kDouble)
-        eval::StreamFill64(into, std::bit_cast<uint64_t>(std::nan("")), static_cast<size_t>(end - begin));
+        StreamFill64(into, std::bit_cast<uint64_t>(std::nan("")), static_cast<size_t>(end - begin));
       else
-        eval::StreamFill32(into, std::bit_cast<uint32_t>(std::nanf("")), static_cast<size_t>(end - begin));
-      if (flush) eval::EvictFromCaches(into, static_cast<size_t>(end - begin) * bytes);
+        StreamFill32(into, std::bit_cast<uint32_t>(std::nanf("")), static_cast<size_t>(end - begin));
+      if (flush) EvictFromCaches(into, static_cast<size_t>(end - begin) * bytes);
     }
-    eval::StreamFence();
+    StreamFence();
   });
   _mm_mfence();
 }
 
-void CopyOutputs(const eval::KernelProcess& process, const suite::BoundTask& bound, OutputType outputs, void* into) {
+void CopyOutputs(const KernelProcess& process, const suite::BoundTask& bound, OutputType outputs, void* into) {
   const size_t bytes = ElementBytes(outputs);
   InParts(static_cast<size_t>(ElementsPerSet(bound.outputs)) * bytes, [&](int part, int parts) {
     char* p = static_cast<char*>(into);
     for (size_t i = 0; i < bound.outputs.size(); ++i) {
       const long n = bound.outputs[i].elements;
       auto [begin, end] = Part(n, part, parts);
-      eval::StreamCopy(p + begin * bytes, process.output(i) + begin * bytes, static_cast<size_t>(end - begin) * bytes);
+      StreamCopy(p + begin * bytes, process.output(i) + begin * bytes, static_cast<size_t>(end - begin) * bytes);
       p += static_cast<size_t>(n) * bytes;
     }
-    eval::StreamFence();
+    StreamFence();
   });
 }
 
-void FillSlack(eval::KernelProcess& process) {
+void FillSlack(KernelProcess& process) {
   for (size_t i = 0; i < process.layout().outputs.size(); ++i) {
     const size_t bytes = process.layout().outputs[i].bytes;
-    std::memset(process.output(i) + bytes, kCanary, eval::protocol::WholePages(bytes) - bytes);
+    std::memset(process.output(i) + bytes, kCanary, protocol::WholePages(bytes) - bytes);
   }
 }
 
-std::string CheckSlack(const eval::KernelProcess& process, const suite::BoundTask& bound) {
+std::string CheckSlack(const KernelProcess& process, const suite::BoundTask& bound) {
   for (size_t i = 0; i < bound.outputs.size(); ++i) {
     const size_t bytes = process.layout().outputs[i].bytes;
     const char* slack = process.output(i) + bytes;
-    for (size_t k = 0; k < eval::protocol::WholePages(bytes) - bytes; ++k)
+    for (size_t k = 0; k < protocol::WholePages(bytes) - bytes; ++k)
       if (static_cast<unsigned char>(slack[k]) != kCanary)
         return "wrote past the end of output '" + bound.outputs[i].name + "'";
   }
   return "";
 }
 
-bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProcess& process,
-                     const suite::BoundTask& bound, const std::string& during, Verdict& verdict, std::string& message) {
-  using Kind = eval::ProcessFailure::Kind;
-  using eval::protocol::ReportKind;
-  const eval::SandboxOutcome& o = failure.outcome;
-  const eval::protocol::Report& r = failure.report;
+bool DescribeFailure(const ProcessFailure& failure, const KernelProcess& process, const suite::BoundTask& bound,
+                     const std::string& during, Verdict& verdict, std::string& message) {
+  using Kind = ProcessFailure::Kind;
+  using protocol::ReportKind;
+  const SandboxOutcome& o = failure.outcome;
+  const protocol::Report& r = failure.report;
   const std::string at = " during " + during;
   // Stopping itself is odd; writing the monitor's control memory is tampering.
   if (failure.kind == Kind::kStoppedItself || failure.kind == Kind::kTamperedControl) {
@@ -201,7 +201,7 @@ bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProc
   if (r.kind == ReportKind::kForbiddenCall || o.term_signal == SIGSYS) {
     verdict = Verdict::kForbidden;
     message = "the kernel made a forbidden system call (" +
-              (r.kind == ReportKind::kForbiddenCall ? eval::DescribeTrappedCall(r.syscall)
+              (r.kind == ReportKind::kForbiddenCall ? DescribeTrappedCall(r.syscall)
                                                     : std::string("blocked while signals were blocked")) +
               ")" + at;
     return true;
@@ -227,7 +227,7 @@ bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProc
   }
   if (signal_number != 0 && r.alloc_failed) {
     verdict = Verdict::kResourceLimit;
-    message = "memory limit: an allocation failed, then " + eval::SignalName(signal_number) + at;
+    message = "memory limit: an allocation failed, then " + SignalName(signal_number) + at;
     return true;
   }
   if (signal_number != 0) {
@@ -235,7 +235,7 @@ bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProc
                                                                              : Verdict::kRuntimeError;
     std::string where =
         signal_number == SIGSEGV || signal_number == SIGBUS ? WhereFaulted(r.fault_address, process, bound) : "";
-    message = "killed by " + eval::SignalName(signal_number) + at + where;
+    message = "killed by " + SignalName(signal_number) + at + where;
     return true;
   }
   if (r.kind == ReportKind::kLoadFailed) {
@@ -248,11 +248,11 @@ bool DescribeFailure(const eval::ProcessFailure& failure, const eval::KernelProc
   return true;
 }
 
-std::string RunLog(const eval::SandboxOutcome& o) {
+std::string RunLog(const SandboxOutcome& o) {
   std::string log;
   if (!o.out.empty()) log += "--- stdout" + std::string(o.out_truncated ? " (truncated)" : "") + "\n" + o.out;
   if (!o.err.empty()) log += "--- stderr" + std::string(o.err_truncated ? " (truncated)" : "") + "\n" + o.err;
   return log;
 }
 
-}  // namespace accelopt::cpu
+}  // namespace accelopt::eval

@@ -6,7 +6,7 @@
 
 #include "core/result.h"
 
-namespace accelopt::cpu {
+namespace accelopt::eval {
 
 struct CompileOptions {
   std::string compiler = "g++";  ///< C++ compiler driver
@@ -49,4 +49,4 @@ std::string KeepOwnDiagnostics(const std::string& log);
 /// sources that are not candidates (a task's reference).
 std::string NameSourceInLog(const std::string& log, const std::string& name);
 
-}  // namespace accelopt::cpu
+}  // namespace accelopt::eval

@@ -9,11 +9,30 @@
 #include <string>
 #include <vector>
 
+#include "core/profile.h"
 #include "core/result.h"
+#include "eval/calls.h"
+#include "eval/compiler.h"
 #include "suite/task.h"
-#include "targets/cpu/cpu_target.h"
 
-namespace accelopt::cpu {
+namespace accelopt::eval {
+
+/// A task's reference is C++ (reference.cpp), whatever the target: it runs on this machine's cores.
+inline const std::string kReferenceExtension = ".cpp";
+
+/// The reference is built plainly: no fast-math, no OpenMP.
+inline CompileOptions ReferenceCompileOptions() {
+  CompileOptions o;
+  o.flags = {"-O2", "-march=native", "-std=c++20"};
+  o.vectorization_report = false;
+  return o;
+}
+
+/// How a task's reference is built and run (on this machine's cores, for every target).
+struct ReferenceOptions {
+  KernelRunOptions run;
+  CompileOptions compile = ReferenceCompileOptions();
+};
 
 /// The inputs of a timed call whose outputs can be checked: a drawn set, perturbed by `seed`.
 struct CheckedInputs {
@@ -31,7 +50,7 @@ class Expected {
   /// reference for all of them (one reference process for all costs less
   /// than another whenever a candidate runs more series). The reference is
   /// built and run in `dir`. Failures are kept in status().
-  Expected(const suite::BoundTask& bound, const CpuTargetOptions& options, const std::string& dir, int seeds,
+  Expected(const suite::BoundTask& bound, const ReferenceOptions& options, const std::string& dir, int seeds,
            double scale, int checked);
   Expected(Expected&&) = default;
 
@@ -49,13 +68,13 @@ class Expected {
   /// Its float32 evaluation; null when there is none (why: float32_missing()).
   const float* reference32(size_t slot) const { return ref32_[slot].empty() ? nullptr : ref32_[slot].data(); }
   const std::string& float32_missing() const { return float32_missing_; }
-  /// eval::RoundingFloor of output `output` of a slot (when reference32 is not null).
+  /// RoundingFloor of output `output` of a slot (when reference32 is not null).
   double floor(size_t slot, size_t output) const { return floors_[slot][output]; }
 
   /// A kernel's outputs for slot `slot` (every output back to back, float32)
-  /// against the reference's, output by output (eval::CompareOutput): the
+  /// against the reference's, output by output (CompareOutput): the
   /// worst statistics, and in `why`, when it is still empty, the first
-  /// output's reason to fail (eval::JudgeOutput; `label` names the call).
+  /// output's reason to fail (JudgeOutput; `label` names the call).
   ErrorStats Judge(const suite::BoundTask& bound, size_t slot, const float* outputs, const std::string& label,
                    double tolerance, std::string& why) const;
 
@@ -64,7 +83,7 @@ class Expected {
 
  private:
   void Draw(const suite::BoundTask& bound, int seeds, double scale, int checked);
-  Status RunReferences(const suite::BoundTask& bound, const CpuTargetOptions& options, const std::string& dir);
+  Status RunReferences(const suite::BoundTask& bound, const ReferenceOptions& options, const std::string& dir);
   Status status_ = Ok{};
   std::vector<std::vector<float>> sets_;
   std::vector<CheckedInputs> checked_;
@@ -75,4 +94,4 @@ class Expected {
   double inputs_seconds_ = 0, reference_seconds_ = 0;
 };
 
-}  // namespace accelopt::cpu
+}  // namespace accelopt::eval
