@@ -2,6 +2,7 @@
 // crash, hang or leak of the engine.
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <signal.h>
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/json_io.h"
 #include "suite/task.h"
@@ -27,9 +29,9 @@ std::string BadKernelSource(const std::string& file) {
 }
 
 struct Case {
-  const char* file;
+  std::string file;
   Verdict expected;
-  const char* message_part;  // must appear in the profile's message
+  std::string message_part;  // must appear in the profile's message
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.file; }
@@ -89,66 +91,29 @@ TEST_P(BadKernel, EndsWithExpectedStatus) {
   EXPECT_EQ(StrayProcesses(scratch_.path()), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Evaluator, BadKernel,
-    ::testing::Values(Case{"segfault.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                      Case{"abort.cpp", Verdict::kRuntimeError, "SIGABRT"},
-                      Case{"exit_zero.cpp", Verdict::kRuntimeError, "exited with code 0"},
-                      Case{"stack_overflow.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                      Case{"infinite_loop.cpp", Verdict::kTimeout, "wall-clock limit"},
-                      Case{"stdout_flood.cpp", Verdict::kTimeout, "wall-clock limit"},
-                      Case{"huge_malloc.cpp", Verdict::kResourceLimit, "memory limit"},
-                      Case{"huge_new.cpp", Verdict::kResourceLimit, "memory limit"},
-                      Case{"fork_bomb.cpp", Verdict::kForbidden, "calls fork()"},
-                      Case{"run_program.cpp", Verdict::kForbidden, "calls system()"},
-                      Case{"raw_fork.cpp", Verdict::kForbidden, "fork: create a process"},
-                      Case{"raw_openat.cpp", Verdict::kForbidden, "openat: open a file"},
-                      Case{"forks_when_loaded.cpp", Verdict::kForbidden, "fork: create a process"},
-                      Case{"patches_code.cpp", Verdict::kForbidden, "mprotect: make memory executable"},
-                      Case{"raw_tgkill_engine.cpp", Verdict::kForbidden, "tgkill: signal another process"},
-                      Case{"deletes_file.cpp", Verdict::kForbidden, "unlink: delete a file"},
-                      Case{"raises_limits.cpp", Verdict::kForbidden, "prlimit64: change its limits"},
-                      Case{"uses_io_uring.cpp", Verdict::kForbidden, "io_uring_setup"},
-                      Case{"reads_leftover_memory.cpp", Verdict::kWrongAnswer, "(seed 0)"},
-                      Case{"raw_kill_engine.cpp", Verdict::kForbidden, "kill: signal another process"},
-                      Case{"lazy_when_timed.cpp", Verdict::kWrongAnswer, "timed call"},
-                      Case{"replays_output_when_timed.cpp", Verdict::kWrongAnswer, "with fresh inputs"},
-                      Case{"half_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
-                      Case{"bfloat16_precision.cpp", Verdict::kWrongAnswer, "relative L2 error"},
-                      Case{"modifies_input_when_timed.cpp", Verdict::kRuntimeError,
-                           "during timed call 2 of series 1: it wrote to input 'x', which is read-only"},
-                      Case{"write_past_end.cpp", Verdict::kRuntimeError, "wrote past the end of output 'out'"},
-                      Case{"write_far_out_of_bounds.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                      Case{"write_before_start.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                      Case{"partial_output.cpp", Verdict::kWrongAnswer, "NaN"},
-                      Case{"modify_input.cpp", Verdict::kRuntimeError, "it wrote to input 'x', which is read-only"},
-                      Case{"nan_output.cpp", Verdict::kWrongAnswer, "1 NaN"},
-                      Case{"close_but_wrong.cpp", Verdict::kWrongAnswer, "relative L2 error"},
-                      Case{"syntax_error.cpp", Verdict::kCompileError, "does not compile"},
-                      Case{"undefined_function.cpp", Verdict::kCompileError, "does not compile"},
-                      Case{"missing_symbol.cpp", Verdict::kCompileError, "cannot load"},
-                      Case{"calls_blas.cpp", Verdict::kCompileError, "does not compile"},
-                      Case{"reads_file.cpp", Verdict::kForbidden, "fopen"},
-                      Case{"defines_timer.cpp", Verdict::kForbidden, "clock_gettime"},
-                      Case{"honest_openmp.cpp", Verdict::kOk, "correct"},
-                      // The classes of attack on the measurement itself (docs/trust.md):
-                      // 1. work outside the timed window,
-                      Case{"timer_signal.cpp", Verdict::kForbidden, "the kernel calls setitimer()"},
-                      Case{"legacy_signal.cpp", Verdict::kForbidden, "the kernel calls bsd_signal()"},
-                      Case{"raw_timer.cpp", Verdict::kForbidden, "timer_create: create a timer"},
-                      Case{"raw_sigaction.cpp", Verdict::kForbidden, "rt_sigaction: install a signal handler"},
-                      // 2. memory rewritten after it was checked,
-                      Case{"rewrites_checked_outputs.cpp", Verdict::kWrongAnswer, "timed call"},
-                      // 3. tampering with the harness from inside its process,
-                      // 4. sabotaging the engine,
-                      Case{"shrinks_shared_memory.cpp", Verdict::kForbidden, "ftruncate: resize"},
-                      Case{"unmaps_control.cpp", Verdict::kRuntimeError, "SIGSEGV"},
-                      // 5. telling checked calls from timed ones.
-                      Case{"detects_cold_caches.cpp", Verdict::kWrongAnswer, "(seed 0)"}),
-    [](const auto& info) {
-      std::string name = info.param.file;
-      return name.substr(0, name.find('.'));
-    });
+// The table of tests/bad_kernels/verdicts.yaml, which the conformance suite
+// checks on every target too: each kernel, the verdict it must get and a part
+// of the message that must say why. Its rows that name a test of their own
+// (below: their outcome depends on the machine's load, or on a longer
+// timing) are not in the table.
+std::vector<Case> TableCases() {
+  std::vector<Case> cases;
+  try {
+    for (const YAML::Node& row :
+         YAML::LoadFile(std::string(ACCELOPT_SOURCE_DIR) + "/tests/bad_kernels/verdicts.yaml")) {
+      if (row["test"]) continue;
+      auto verdict = VerdictFromName(row["verdict"].as<std::string>());
+      if (!verdict) throw std::runtime_error("no verdict named " + row["verdict"].as<std::string>());
+      cases.push_back({row["file"].as<std::string>(), *verdict, row["message"].as<std::string>()});
+    }
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "tests/bad_kernels/verdicts.yaml: " << e.what();
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Evaluator, BadKernel, ::testing::ValuesIn(TableCases()),
+                         [](const auto& info) { return info.param.file.substr(0, info.param.file.find('.')); });
 
 TEST_F(BadKernel, CloseButWrongReportsTheError) {
   auto profile = Evaluate("close_but_wrong.cpp");
