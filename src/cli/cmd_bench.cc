@@ -109,7 +109,10 @@ void RegisterBench(CLI::App& app) {
   cmd->callback([] {
     auto tasks = LoadSuiteOrExit(flags.suite_dir);
     auto selected = SelectTasks(tasks, names);
-    auto target = MakeTargetOrExit(TargetSettingsFor(eval_flags), TargetNameFor(eval_flags, {}));
+    targets::TargetSettings settings = TargetSettingsFor(eval_flags);
+    settings.device_lock = false;  // held by the evaluator, as for every target
+    auto target = MakeTargetOrExit(settings, TargetNameFor(eval_flags, {}));
+    auto evaluator = EvaluatorHere(*target, "accelopt bench");
     std::vector<Row> rows;
     size_t index = 0;
     for (const suite::Task* task : selected) {
@@ -134,20 +137,24 @@ void RegisterBench(CLI::App& app) {
         const targets::TargetInfo info = target->Describe();
         kernels.push_back({info.vendor_label, {*vendor, vendor_path, info.vendor_libraries}});
       }
-      // One batch per task: the baseline and the anchor share inputs and reference outputs.
-      std::vector<targets::EvalRequest> requests;
-      for (auto& [kind, candidate] : kernels) requests.push_back({task, shape, candidate});
-      fmt::print(stderr, "[{}/{}] {} {} ...", index, selected.size(), task->name, kernels[0].first);
-      std::fflush(stderr);
-      target->Evaluate(requests, [&](size_t k, const Result<Profile>& result) {
-        if (!result) throw Exit{kExitError, task->name + ": " + result.error().message};
-        fmt::print(stderr, " {} ({})\n", PercentText(*result), FormatSeconds(result->wall_seconds));
-        rows.push_back({task->name, kernels[k].first, *result});
-        if (k + 1 < kernels.size()) {
-          fmt::print(stderr, "[{}/{}] {} {} ...", index, selected.size(), task->name, kernels[k + 1].first);
-          std::fflush(stderr);
-        }
-      });
+      // One batch per task: the baseline and the anchor, submitted together, share inputs and reference outputs.
+      std::vector<service::EvalJob> jobs;
+      for (auto& [kind, candidate] : kernels) {
+        auto job = JobHere(*target, *task, shape, service::JobKind::kEvaluate,
+                           {{candidate.label, candidate.source, "", candidate.libraries}});
+        if (!job) throw Exit{kExitError, job.error().message};
+        jobs.push_back(std::move(*job));
+      }
+      auto futures = evaluator->Submit(std::move(jobs));
+      for (size_t k = 0; k < futures.size(); ++k) {
+        fmt::print(stderr, "[{}/{}] {} {} ...", index, selected.size(), task->name, kernels[k].first);
+        std::fflush(stderr);
+        auto outcome = futures[k].get();
+        if (!outcome) throw Exit{kExitError, task->name + ": " + outcome.error().message};
+        const Profile& result = outcome->profiles.at(0);
+        fmt::print(stderr, " {} ({})\n", PercentText(result), FormatSeconds(result.wall_seconds));
+        rows.push_back({task->name, kernels[k].first, result});
+      }
     }
     if (json) {
       PrintJson(rows, shape);

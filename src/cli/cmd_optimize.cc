@@ -202,11 +202,7 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
   auto m = std::make_unique<Measuring>();
   auto say = [](const std::string& text) { fmt::print(stderr, "{}\n", text); };
   if (!f.queue.enabled && f.queue.workers == 0) {
-    service::LocalEvaluatorOptions local;
-    local.target = &target;
-    local.purpose = "optimize run " + std::to_string(run_id);
-    local.on_device_wait = PrintDeviceWait;
-    m->evaluator = service::MakeLocalEvaluator(std::move(local));
+    m->evaluator = EvaluatorHere(target, "optimize run " + std::to_string(run_id));
     m->route.evaluator = m->evaluator.get();
     m->route.settings = service::SettingsToJson(TargetSettingsFor(f.eval));
     return m;

@@ -77,8 +77,16 @@ void PrintDeviceWait(const std::string& device, const std::string& holder) {
   fmt::print(stderr, "waiting for the {} device, held by {}\n", device, holder);
 }
 
-Result<service::EvalOutcome> MeasureHere(targets::Target& target, const suite::Task& task, const std::string& shape,
-                                         service::JobKind kind, std::vector<service::JobSource> sources) {
+std::unique_ptr<service::Evaluator> EvaluatorHere(targets::Target& target, const std::string& purpose) {
+  service::LocalEvaluatorOptions options;
+  options.target = &target;
+  options.purpose = purpose;
+  options.on_device_wait = PrintDeviceWait;
+  return service::MakeLocalEvaluator(std::move(options));
+}
+
+Result<service::EvalJob> JobHere(const targets::Target& target, const suite::Task& task, const std::string& shape,
+                                 service::JobKind kind, std::vector<service::JobSource> sources) {
   auto spec = service::TaskSpecOf(task, shape);
   if (!spec) return spec.error();
   service::EvalJob job;
@@ -87,12 +95,15 @@ Result<service::EvalOutcome> MeasureHere(targets::Target& target, const suite::T
   job.target = target.name();
   job.machine_class = target.Machine();
   job.sources = std::move(sources);
-  service::LocalEvaluatorOptions options;
-  options.target = &target;
-  options.purpose = "accelopt " + std::string(service::JobKindName(kind));
-  options.on_device_wait = PrintDeviceWait;
-  auto evaluator = service::MakeLocalEvaluator(std::move(options));
-  return evaluator->Submit({std::move(job)}).front().get();
+  return job;
+}
+
+Result<service::EvalOutcome> MeasureHere(targets::Target& target, const suite::Task& task, const std::string& shape,
+                                         service::JobKind kind, std::vector<service::JobSource> sources) {
+  auto job = JobHere(target, task, shape, kind, std::move(sources));
+  if (!job) return job.error();
+  auto evaluator = EvaluatorHere(target, "accelopt " + std::string(service::JobKindName(kind)));
+  return evaluator->Submit({std::move(*job)}).front().get();
 }
 
 std::unique_ptr<targets::Target> MakeTargetOrExit(const targets::TargetSettings& settings, const std::string& name) {

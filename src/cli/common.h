@@ -10,7 +10,7 @@
 #include "core/format.h"
 #include "core/result.h"
 #include "run/config.h"
-#include "service/eval_job.h"
+#include "service/evaluator.h"
 #include "suite/task.h"
 #include "targets/registry.h"
 
@@ -56,6 +56,14 @@ std::unique_ptr<targets::Target> MakeTargetOrExit(const targets::TargetSettings&
 
 /// "waiting for the DEVICE device, held by HOLDER" on stderr (LocalEvaluatorOptions::on_device_wait).
 void PrintDeviceWait(const std::string& device, const std::string& holder);
+
+/// A local evaluator on `target` (made with TargetSettings::device_lock
+/// false): it holds the device's machine-wide lock while it measures, and says
+/// on stderr when it waits for it.
+std::unique_ptr<service::Evaluator> EvaluatorHere(targets::Target& target, const std::string& purpose);
+/// A job for `target` on this machine; an Error when the task cannot be made one.
+Result<service::EvalJob> JobHere(const targets::Target& target, const suite::Task& task, const std::string& shape,
+                                 service::JobKind kind, std::vector<service::JobSource> sources);
 
 /// One job measured here, on `target` (made with TargetSettings::device_lock
 /// false), under its device's machine-wide lock, as `optimize` measures:
