@@ -213,7 +213,9 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
   auto queue = service::OpenSqliteJobQueue(queue_options);
   if (!queue) throw Exit{kExitError, queue.error().message};
   m->queue = std::move(*queue);
-  std::vector<std::string> worker_args = {"worker", "--db", f.db, "--machine-class", machine_class};
+  // The store by its absolute path: a worker started by hand may start in another folder.
+  const std::string db = std::filesystem::absolute(f.db).string();
+  std::vector<std::string> worker_args = {"worker", "--db", db, "--machine-class", machine_class};
   if (!f.common.suite_dir.empty()) worker_args.insert(worker_args.end(), {"--suite", f.common.suite_dir});
   if (f.queue.workers > 0) {
     std::vector<std::string> args = worker_args;
