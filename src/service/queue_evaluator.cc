@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "service/queue_evaluator.h"
@@ -58,7 +59,9 @@ class QueueEvaluator : public Evaluator {
   void Loop() {
     auto last_change = std::chrono::steady_clock::now();
     auto last_notice = last_change;
-    std::string last_said;
+    // The queue at a glance serves only Waiting() and the notice: asked once a
+    // second, not on every poll for the pending jobs.
+    auto last_counts = last_change - std::chrono::seconds(1);
     std::unique_lock lock(mu_);
     while (!stop_) {
       cv_.wait_for(lock, std::chrono::duration<double>(options_.poll_seconds));
@@ -67,7 +70,11 @@ class QueueEvaluator : public Evaluator {
       for (const auto& [id, promises] : pending_) ids.push_back(id);
       lock.unlock();
       auto statuses = queue_.Poll(ids);
-      auto counts = queue_.Counts(options_.alive_within_seconds);
+      std::optional<Result<QueueCounts>> counts;
+      if (std::chrono::steady_clock::now() - last_counts >= std::chrono::seconds(1)) {
+        counts = queue_.Counts(options_.alive_within_seconds);
+        last_counts = std::chrono::steady_clock::now();
+      }
       lock.lock();
       if (!statuses) {
         FailAll(statuses.error());
@@ -88,7 +95,7 @@ class QueueEvaluator : public Evaluator {
       }
       const auto now = std::chrono::steady_clock::now();
       if (changed) last_change = now;
-      waiting_ = counts ? Describe(*counts) : "the queue: " + counts.error().message;
+      if (counts) waiting_ = *counts ? Describe(**counts) : "the queue: " + counts->error().message;
       const double quiet = std::chrono::duration<double>(now - last_change).count();
       if (!pending_.empty() && quiet >= options_.notice_every_seconds &&
           std::chrono::duration<double>(now - last_notice).count() >= options_.notice_every_seconds) {
