@@ -34,6 +34,9 @@ class CrashingStore : public store::Store {
     return Write(inner_.PutEvaluation(key, run, task, profile));
   }
   Result<int64_t> AddCandidate(const store::StoredCandidate& row) override { return Write(inner_.AddCandidate(row)); }
+  Status SetVsParent(int64_t id, const PairedSpeedup& speedup) override {
+    return Write(inner_.SetVsParent(id, speedup));
+  }
   Result<std::optional<store::StoredCandidate>> GetCandidate(int64_t id) override { return inner_.GetCandidate(id); }
   Result<std::vector<store::StoredCandidate>> ListCandidates(int64_t run, const std::string& task) override {
     return inner_.ListCandidates(run, task);

@@ -7,6 +7,7 @@
 
 #include "cli/common.h"
 #include "core/paths.h"
+#include "eval/machine_load.h"
 
 namespace accelopt::cli {
 
@@ -28,6 +29,15 @@ void RegisterCalibrate(CLI::App& app) {
                   "(default: assumed per CPU family)")
       ->check(CLI::Range(1, 8));
   cmd->add_flag("--json", json, "print the profile as JSON (with `saved` and `problems`)");
+  static double wait_quiet = 0;
+  static bool or_unscored = false;
+  cmd->add_option("--wait-quiet", wait_quiet,
+                  "before measuring, wait up to this many seconds for a quiet machine (other processes using at "
+                  "most 10% of the CPU), counting down on stderr")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--or-unscored", or_unscored,
+                "when the measurement fails its checks (a busy machine), say why and how to score later, and exit "
+                "0: kernels are then checked and timed, unscored (what `make demo` uses)");
   cmd->callback([] {
     const targets::TargetKind* kind = targets::FindTarget(target);
     if (!kind || !kind->calibrator)
@@ -47,14 +57,32 @@ void RegisterCalibrate(CLI::App& app) {
     options.data_dir = DataDir();
     options.cache_dir = CacheDir();
     options.say = [](const std::string& text) { fmt::print(stderr, "{}\n", text); };
+    options.before_measuring = [] {
+      if (wait_quiet <= 0) return;
+      eval::QuietWait wait;
+      wait.max_seconds = wait_quiet;
+      wait.on_busy = [](double others, double left) {
+        fmt::print(stderr, "\rthe machine is busy (other processes use {:.0f}% of the CPU): waiting for a quiet moment, "
+                           "{:.0f} s left ",
+                   100 * others, left);
+      };
+      const bool quiet = eval::WaitForQuiet(wait);
+      fmt::print(stderr, "\r{:<90}\n", quiet ? "the machine is quiet: measuring" : "still busy: measuring anyway");
+    };
     auto report = calibrator->Calibrate(options);
     if (!report) throw Exit{kExitError, report.error().message};
     if (json)
       fmt::print("{}\n", DumpJson(report->json, 2));
     else
       fmt::print("{}", report->text);
-    if (report->measured && !report->saved)
-      throw Exit{kExitError, "the calibration failed its checks (above) and was not saved"};
+    if (report->measured && !report->saved) {
+      if (!or_unscored) throw Exit{kExitError, "the calibration failed its checks (above) and was not saved"};
+      fmt::print(stderr,
+                 "the calibration failed its checks (above; on a busy machine, other processes disturb it) and was "
+                 "not saved: what follows checks and times kernels unscored (no % of peak). To score them, run "
+                 "`accelopt calibrate` when the machine is quiet, then run again (a run is scored against the "
+                 "profile it began with).\n");
+    }
   });
 }
 

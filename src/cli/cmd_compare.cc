@@ -37,7 +37,7 @@ void RegisterCompare(CLI::App& app) {
   cmd->add_option("A", path_a, "the first kernel (the one compared against)")->required();
   cmd->add_option("B", path_b, "the second kernel")->required();
   cmd->add_option("--shape", shape, "shape: bench or test");
-  cmd->add_flag("--json", json, "print speedup, ci_low, ci_high, pairs and both profiles as JSON");
+  cmd->add_flag("--json", json, "print the speedup, its interval and pairs, the load it was measured under and both profiles as JSON");
   cmd->add_flag("-v,--verbose", verbose, "show both profiles in full");
   AddEvalFlags(*cmd, eval_flags);
   AddSuiteFlag(*cmd, flags);
@@ -61,10 +61,7 @@ void RegisterCompare(CLI::App& app) {
     if (json) {
       Json j = {{"task", task->name}, {"shape", shape}, {"a", result->a.ToJson()}, {"b", result->b.ToJson()}};
       if (both_ok) {
-        j["speedup"] = result->speedup->speedup;
-        j["ci_low"] = result->speedup->ci_low;
-        j["ci_high"] = result->speedup->ci_high;
-        j["pairs"] = result->speedup->pairs;
+        j.update(ToJson(*result->speedup));
       } else {
         j["speedup"] = nullptr;
       }
@@ -86,8 +83,7 @@ void RegisterCompare(CLI::App& app) {
         fmt::print("{}\n", line);
       }
       if (both_ok)
-        fmt::print("speedup of B over A: {:.3f}x (95% interval {:.3f}-{:.3f}, {} interleaved pairs)\n",
-                   result->speedup->speedup, result->speedup->ci_low, result->speedup->ci_high, result->speedup->pairs);
+        fmt::print("speedup of B over A: {}, interleaved\n", PairedSpeedupText(*result->speedup));
       else
         fmt::print("no speedup: both kernels must be ok to be compared\n");
     }

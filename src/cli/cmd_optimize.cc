@@ -116,21 +116,58 @@ std::string MemoryNameFor(const OptimizeFlags& f, int64_t run_id) {
   return f.memory == "fresh" ? "run-" + std::to_string(run_id) : f.memory;
 }
 
-void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id) {
-  fmt::print("\n{:<18} {:>12} {:>12} {:>9} {:>14} {:>14} {:>12}\n", "task", "baseline", "best", "speedup",
+// The speedup the evidence gives: the best against the baseline directly,
+// side by side; else the product of its lineage's steps; "-" for the baseline.
+std::string SpeedupCell(const run::TaskResult& r) {
+  if (r.best.id == r.baseline.id || r.evidence.steps == 0) return "-";
+  if (r.vs_baseline && !r.vs_baseline->disturbed)
+    return fmt::format("{:.2f}x [{:.2f}-{:.2f}]", r.vs_baseline->speedup, r.vs_baseline->ci_low,
+                       r.vs_baseline->ci_high);
+  return fmt::format("{:.2f}x [{:.2f}-{:.2f}]{}", r.evidence.estimate, r.evidence.low, r.evidence.high,
+                     r.evidence.medians ? "m" : "c");
+}
+
+void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id, bool json) {
+  if (json) {
+    Json out = Json::array();
+    for (const auto& r : results) out.push_back(run::ToJson(r));
+    fmt::print("{}\n", DumpJson({{"run", run_id}, {"tasks", out}}, 2));
+    return;
+  }
+  fmt::print("\n{:<18} {:>12} {:>12} {:>22} {:>14} {:>14} {:>12}\n", "task", "baseline", "best", "speedup",
              "% peak before", "% peak after", "LLM cost");
+  bool chained = false, medians = false, disturbed = false;
   for (const auto& r : results) {
     std::string cost = fmt::format("${:.4f}", r.cost) + (r.unknown_cost_calls ? "+?" : "");
-    double speedup = r.best.ok() && r.baseline.ok() ? r.baseline.latency() / r.best.latency() : 0;
     // A code task's figure is its own metric, with no peak to be a percentage of.
     auto percent = [](const Candidate& c) {
       return c.profile.metric ? std::string("-") : fmt::format("{:.2f}%", c.profile.percent_of_peak);
     };
-    fmt::print("{:<18} {:>12} {:>12} {:>8.2f}x {:>14} {:>14} {:>12}\n", r.task, MeasureText(r.baseline.profile),
-               MeasureText(r.best.profile), speedup, percent(r.baseline), percent(r.best), cost);
+    const std::string cell = SpeedupCell(r);
+    chained = chained || cell.back() == 'c';
+    medians = medians || cell.back() == 'm';
+    fmt::print("{:<18} {:>12} {:>12} {:>22} {:>14} {:>14} {:>12}\n", r.task, MeasureText(r.baseline.profile),
+               MeasureText(r.best.profile), cell, percent(r.baseline), percent(r.best), cost);
+    const run::Disturbance& d = r.disturbance;
+    if (d.disturbed_evaluations + d.disturbed_comparisons + d.retried_series > 0) {
+      disturbed = true;
+      fmt::print(
+          "  {} measured under load: {} of {} evaluations and {} of {} comparisons stayed disturbed (shown, deciding "
+          "nothing); {} series measured again\n",
+          r.task, d.disturbed_evaluations, d.evaluations, d.disturbed_comparisons, d.comparisons, d.retried_series);
+    }
+    if (r.vs_baseline && r.vs_baseline->disturbed)
+      fmt::print("  {}: the final check against the baseline was measured disturbed ({}); the speedup shown is the "
+                 "chain of undisturbed steps\n",
+                 r.task, PairedSpeedupText(*r.vs_baseline));
     if (!r.stopped.empty()) fmt::print("  {} stopped early: {}\n", r.task, r.stopped);
   }
-  fmt::print("\nrun {}: `accelopt show {}` for the best kernels and the plans that led to them\n", run_id, run_id);
+  fmt::print("\nspeedup: the best against the baseline timed side by side at the end, with its 95% interval");
+  if (chained) fmt::print(";\n  c: the product of the steps of its lineage, each timed side by side");
+  if (medians) fmt::print(";\n  m: the product of ratios of medians (the target cannot time two kernels side by side)");
+  fmt::print("\n");
+  if (!disturbed) fmt::print("every measurement of this run was taken with the machine quiet\n");
+  fmt::print("run {}: `accelopt show {}` for the best kernels and the plans that led to them\n", run_id, run_id);
 }
 
 // Everything a run needs, checked before the run is created: a run that
@@ -250,7 +287,7 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
   return m;
 }
 
-void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, targets::Target& target) {
+void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, targets::Target& target, bool json) {
   auto ended = MarkInterruptedOnSignal(db, run_id);
   auto measuring = StartMeasuring(f, run_id, target);
   std::vector<run::TaskResult> results;
@@ -266,23 +303,12 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, ta
                                  fmt::format("\n(run {} can be resumed with `accelopt resume {}`)", run_id, run_id)};
     }
     results.push_back(*r);
-    summary.push_back(
-        {{"task", r->task},
-         {"baseline_s", r->baseline.latency()},
-         {"best_s", r->best.latency()},
-         {"best_candidate", r->best.id},
-         {"percent_before", r->baseline.profile.percent_of_peak},
-         {"percent_after", r->best.profile.percent_of_peak},
-         {"metric_before", r->baseline.profile.metric ? Json(r->baseline.profile.metric->median) : Json()},
-         {"metric_after", r->best.profile.metric ? Json(r->best.profile.metric->median) : Json()},
-         {"cost_usd", r->cost},
-         {"unknown_cost_calls", r->unknown_cost_calls},
-         {"stopped", r->stopped}});
+    summary.push_back(run::ToJson(*r));
   }
   bool stopped = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.stopped.empty(); });
   db.SetRunStatus(run_id, stopped ? "stopped" : "finished", summary);
   *ended = true;
-  PrintResults(results, run_id);
+  PrintResults(results, run_id, json);
 }
 
 std::unique_ptr<store::Store> OpenDb(const std::string& path, bool create) {
@@ -302,7 +328,9 @@ void RegisterOptimize(CLI::App& app) {
       "optimize tasks with the LLM agents: beam search, lessons in a persistent memory, everything recorded\n"
       "without tasks and without a configured model: the recorded offline demo");
   static OptimizeFlags flags;
+  static bool json = false;
   cmd->add_option("TASK", flags.tasks, "tasks to optimize (see `accelopt tasks`)");
+  cmd->add_flag("--json", json, "print the final table as JSON on stdout (progress stays on stderr)");
   cmd->add_flag("--demo", flags.demo,
                 "replay the recorded demo (silu, matmul, rmsnorm_matmul) instead of a live model");
   AddSearchFlags(*cmd, flags);
@@ -349,7 +377,7 @@ void RegisterOptimize(CLI::App& app) {
     auto run_id = db->CreateRun(config);
     if (!run_id) throw Exit{kExitError, run_id.error().message};
     fmt::print(stderr, "run {} (store {})\n", *run_id, f.db);
-    Execute(f, prepared, *run_id, *db, *target);
+    Execute(f, prepared, *run_id, *db, *target, json);
   });
 
   auto* resume =
@@ -358,6 +386,8 @@ void RegisterOptimize(CLI::App& app) {
   static std::string db_path = "accelopt.db";
   resume->add_option("RUN", run, "run id (see `accelopt runs`)")->required();
   resume->add_option("--db", db_path, "the store (SQLite file)");
+  static bool resume_json = false;
+  resume->add_flag("--json", resume_json, "print the final table as JSON on stdout (progress stays on stderr)");
   resume->callback([] {
     auto db = OpenDb(db_path, /*create=*/false);
     auto info = db->GetRun(run);
@@ -377,7 +407,7 @@ void RegisterOptimize(CLI::App& app) {
     Prepared prepared = Prepare(f);
     db->SetRunStatus(run, "running", Json::object());
     fmt::print(stderr, "resuming run {} ({} task(s))\n", run, f.tasks.size());
-    Execute(f, prepared, run, *db, **target);
+    Execute(f, prepared, run, *db, **target, resume_json);
   });
 }
 

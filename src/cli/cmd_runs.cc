@@ -139,22 +139,42 @@ void RegisterShow(CLI::App& app) {
     PrintRunHardware(info->config);
     auto candidates = Must(store->ListCandidates(run, ""));
     std::map<int64_t, const Candidate*> by_id;
-    std::map<std::string, const Candidate*> best;
+    std::map<std::string, std::vector<const Candidate*>> by_task;
     for (const auto& stored : candidates) {
-      const Candidate& c = stored.candidate;
-      by_id[c.id] = &c;
-      const auto held = best.find(stored.task);
-      if (BeatsBest(c, held == best.end() ? nullptr : held->second)) best[stored.task] = &c;
+      by_id[stored.candidate.id] = &stored.candidate;
+      by_task[stored.task].push_back(&stored.candidate);
     }
-    for (const auto& [task, b] : best) {
+    // The run's own choice where it finished the task (confirmed against the
+    // baseline directly), else the side-by-side evidence's.
+    std::map<std::string, const Json*> summaries;
+    if (info->summary.is_array())
+      for (const Json& t : info->summary)
+        if (t.is_object() && t.contains("task")) summaries[t.value("task", "")] = &t;
+    for (const auto& [task, all] : by_task) {
+      const Candidate* b = BestByEvidence(all).candidate;
+      const Json* summary = summaries.count(task) ? summaries[task] : nullptr;
+      if (summary && by_id.count(summary->value("best_candidate", int64_t{0})))
+        b = by_id[summary->value("best_candidate", int64_t{0})];
+      if (!b) continue;
       std::vector<const Candidate*> chain;
       for (const Candidate* c = b; c; c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
         chain.push_back(c);
       fmt::print("\n== {}: best candidate {} ({})\n", task, b->id, MeasureOf(*b));
+      if (summary && summary->contains("speedup_vs_baseline") && (*summary)["speedup_vs_baseline"].is_object())
+        if (auto direct = PairedSpeedupFromJson((*summary)["speedup_vs_baseline"]))
+          fmt::print("  against the baseline, side by side: {}\n", PairedSpeedupText(*direct));
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         const auto* c = *it;
         std::string plan = c->plan.empty() ? "(baseline)" : c->plan.substr(0, c->plan.find('\n'));
-        fmt::print("  iteration {:>2}  candidate {:>4}  {:>24}  {}\n", c->iteration, c->id, MeasureOf(*c), plan);
+        fmt::print("  iteration {:>2}  candidate {:>4}  {:>24}{}  {}\n", c->iteration, c->id, MeasureOf(*c),
+                   c->profile.disturbed ? " (disturbed)" : "", plan);
+        if (c->vs_parent) fmt::print("      over its parent: {}\n", PairedSpeedupText(*c->vs_parent));
+      }
+      if (summary && summary->contains("measured") && (*summary)["measured"].is_object()) {
+        const Json& m = (*summary)["measured"];
+        fmt::print("  measured under load: {} of {} evaluations, {} of {} comparisons; {} series measured again\n",
+                   m.value("disturbed_evaluations", 0), m.value("evaluations", 0), m.value("disturbed_comparisons", 0),
+                   m.value("comparisons", 0), m.value("retried_series", 0));
       }
       if (code) fmt::print("\n{}\n", b->code);
     }

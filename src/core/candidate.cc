@@ -1,15 +1,13 @@
 #include "core/candidate.h"
 
+#include <set>
+
 namespace accelopt {
 
 Json ToJson(const Candidate& c) {
   Json j = {{"id", c.id},     {"iteration", c.iteration}, {"parent_id", c.parent_id}, {"parent_hash", c.parent_hash},
             {"plan", c.plan}, {"code", c.code},           {"hash", c.hash},           {"profile", c.profile.ToJson()}};
-  if (c.vs_parent)
-    j["vs_parent"] = {{"speedup", c.vs_parent->speedup},
-                      {"ci_low", c.vs_parent->ci_low},
-                      {"ci_high", c.vs_parent->ci_high},
-                      {"pairs", c.vs_parent->pairs}};
+  if (c.vs_parent) j["vs_parent"] = ToJson(*c.vs_parent);
   return j;
 }
 
@@ -24,8 +22,9 @@ Result<Candidate> CandidateFromJson(const Json& j) {
     c.code = j.at("code");
     c.hash = j.at("hash");
     if (j.contains("vs_parent")) {
-      const Json& v = j.at("vs_parent");
-      c.vs_parent = PairedSpeedup{v.at("speedup"), v.at("ci_low"), v.at("ci_high"), v.at("pairs")};
+      auto vs = PairedSpeedupFromJson(j.at("vs_parent"));
+      if (!vs) return Error{"candidate: " + vs.error().message};
+      c.vs_parent = *vs;
     }
     if (!j.contains("profile")) return Error{"candidate: no profile"};
   } catch (const Json::exception& e) {
@@ -35,6 +34,54 @@ Result<Candidate> CandidateFromJson(const Json& j) {
   if (!profile) return profile.error();
   c.profile = *profile;
   return c;
+}
+
+bool ProvenStep(const Candidate& c, double margin) {
+  return c.ok() && c.vs_parent && !c.vs_parent->disturbed && c.vs_parent->ci_low > 1.0 + margin;
+}
+
+std::optional<Evidence> EvidenceFor(const Candidate& c, const std::map<std::string, const Candidate*>& by_hash,
+                                    double margin) {
+  Evidence e;
+  std::set<std::string> visited;  // a corrupt record must not loop
+  for (const Candidate* at = &c;; ++e.steps) {
+    if (!at->ok() || !visited.insert(at->hash).second) return std::nullopt;
+    if (at->parent_hash.empty()) return at->plan.empty() ? std::optional<Evidence>(e) : std::nullopt;
+    if (!ProvenStep(*at, margin)) return std::nullopt;
+    const PairedSpeedup& s = *at->vs_parent;
+    e.estimate *= s.speedup;
+    e.low *= s.ci_low;
+    e.high *= s.ci_high;
+    e.medians = e.medians || s.pairs == 0;
+    auto parent = by_hash.find(at->parent_hash);
+    if (parent == by_hash.end()) return std::nullopt;
+    at = parent->second;
+  }
+}
+
+BestCandidate BestByEvidence(const std::vector<const Candidate*>& candidates, double margin) {
+  // Candidates read back from a store name their parent by id: linked by hash on copies.
+  std::vector<Candidate> linked;
+  for (const Candidate* c : candidates) linked.push_back(*c);
+  std::map<int64_t, std::string> hash_of;
+  for (const Candidate& c : linked) hash_of[c.id] = c.hash;
+  std::map<std::string, const Candidate*> by_hash;
+  for (Candidate& c : linked) {
+    if (c.parent_hash.empty() && c.parent_id != 0 && hash_of.count(c.parent_id)) c.parent_hash = hash_of[c.parent_id];
+    by_hash.emplace(c.hash, &c);
+  }
+  const Candidate* best = nullptr;
+  BestCandidate out;
+  for (size_t i = 0; i < linked.size(); ++i) {
+    const auto e = EvidenceFor(linked[i], by_hash, margin);
+    if (!e) continue;
+    const double estimate = out.evidence.estimate;
+    if (!best || e->estimate > estimate || (e->estimate == estimate && linked[i].latency() < best->latency())) {
+      best = &linked[i];
+      out = {candidates[i], *e};
+    }
+  }
+  return out;
 }
 
 }  // namespace accelopt

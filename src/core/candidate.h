@@ -4,8 +4,10 @@
 /// adds the run and task it belongs to).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/json_io.h"
 #include "core/profile.h"
@@ -31,11 +33,38 @@ struct Candidate {
   double latency() const { return ok() ? profile.latency->median_s : 0; }
 };
 
-/// Whether `c` is ok and faster than `best` (null: than nothing): how a
-/// run's best kernel for a task is chosen, by `show` and by exports alike.
-inline bool BeatsBest(const Candidate& c, const Candidate* best) {
-  return c.ok() && (!best || c.latency() < best->latency());
-}
+/// A candidate's speedup over its task's baseline as the side-by-side
+/// evidence gives it: the product, step by step along its lineage, of each
+/// step's speedup over its parent (vs_parent), with the product of the
+/// intervals' ends (a conservative interval).
+struct Evidence {
+  double estimate = 1, low = 1, high = 1;
+  int steps = 0;         ///< plans from the baseline
+  bool medians = false;  ///< some step is a ratio of two medians (its target cannot time two kernels side by side)
+};
+
+/// Whether the step from a candidate's parent to it is proven faster: it was
+/// compared (vs_parent), not disturbed, and the low end of its interval lies
+/// above 1 + `margin`.
+bool ProvenStep(const Candidate& c, double margin = 0);
+
+/// The evidence for `c` when every step from the baseline (the candidate
+/// without a parent) to it is proven; nothing otherwise. Lineage follows
+/// parent_hash through `by_hash`.
+std::optional<Evidence> EvidenceFor(const Candidate& c, const std::map<std::string, const Candidate*>& by_hash,
+                                    double margin = 0);
+
+/// The best of one task's candidates: the largest proven speedup over the
+/// baseline (ties by median latency), so a kernel found slower than its
+/// parent side by side, or never compared, is never the best, whatever its
+/// own median. No candidate when there is no ok baseline among them. Lineage follows
+/// parent_hash, or parent_id where that is empty (as read from a store). How
+/// the run, `show` and the exports choose alike.
+struct BestCandidate {
+  const Candidate* candidate = nullptr;
+  Evidence evidence;
+};
+BestCandidate BestByEvidence(const std::vector<const Candidate*>& candidates, double margin = 0);
 
 Json ToJson(const Candidate& c);
 /// Reads what ToJson wrote; an Error names what is missing.

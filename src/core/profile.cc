@@ -61,6 +61,7 @@ Json Profile::ToJson() const {
             {"outside_cpu_seconds", outside_cpu_seconds},
             {"disturbed_series", disturbed_series},
             {"other_load", other_load},
+            {"disturbed", disturbed},
             {"conditions", conditions},
             {"phase_seconds", phase_seconds}};
   if (scored_against)
@@ -127,6 +128,40 @@ std::optional<Verdict> VerdictFromName(const std::string& name) {
   return std::nullopt;
 }
 
+Json ToJson(const PairedSpeedup& s) {
+  return {{"speedup", s.speedup},         {"ci_low", s.ci_low},
+          {"ci_high", s.ci_high},         {"pairs", s.pairs},
+          {"other_load", s.other_load},   {"disturbed_series", s.disturbed_series},
+          {"disturbed", s.disturbed}};
+}
+
+Result<PairedSpeedup> PairedSpeedupFromJson(const Json& j) {
+  try {
+    PairedSpeedup s;
+    s.speedup = j.at("speedup");
+    s.ci_low = j.at("ci_low");
+    s.ci_high = j.at("ci_high");
+    s.pairs = j.at("pairs");
+    s.other_load = NumberOr(j, "other_load", 0);
+    s.disturbed_series = j.value("disturbed_series", 0);
+    s.disturbed = j.value("disturbed", false);
+    return s;
+  } catch (const Json::exception& e) {
+    return Error{std::string("side-by-side speedup: ") + e.what()};
+  }
+}
+
+std::string PairedSpeedupText(const PairedSpeedup& s) {
+  std::string text = s.pairs == 0 ? fmt::format("{:.3f}x (the ratio of the two medians", s.speedup)
+                                  : fmt::format("{:.3f}x (95% interval {:.3f}-{:.3f}, {} pairs", s.speedup, s.ci_low,
+                                                s.ci_high, s.pairs);
+  if (s.disturbed)
+    text += fmt::format(", measured disturbed: others used {:.0f}% of the CPU", 100 * s.other_load);
+  else if (s.disturbed_series > 0)
+    text += fmt::format(", {} disturbed series measured again", s.disturbed_series);
+  return text + ")";
+}
+
 Result<Profile> ProfileFromJson(const Json& j) {
   Profile p;
   try {
@@ -159,6 +194,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
     p.outside_cpu_seconds = NumberOr(j, "outside_cpu_seconds", 0);
     p.disturbed_series = j.value("disturbed_series", 0);
     p.other_load = NumberOr(j, "other_load", 0);
+    p.disturbed = j.value("disturbed", false);
     p.conditions = j.value("conditions", "");
     if (j.contains("scored_against")) {
       const Json& r = j.at("scored_against");

@@ -35,12 +35,28 @@ struct LatencyStats {
   int series = 0;     ///< series measured (the most stable one is kept)
 };
 
-/// The speedup of B over A from paired calls, with its 95% interval (eval::PairedComparison).
+/// The speedup of B over A from paired calls, with its 95% interval
+/// (eval::PairedComparison), and the conditions it was measured under.
 struct PairedSpeedup {
   double speedup = 0;  ///< median of a_i / b_i: above 1, B is faster
   double ci_low = 0, ci_high = 0;
   int pairs = 0;
+  /// Share of the machine's CPU time other processes used while the kept pairs ran (0..1).
+  double other_load = 0;
+  /// Series of pairs measured again because others took more than the allowed share.
+  int disturbed_series = 0;
+  /// No quiet series came: the kept pairs ran disturbed. Pairing cancels a
+  /// load's drift, not a load that slows one kernel more than the other (a
+  /// busy core hurts a two-thread kernel, not a one-thread one), so such a
+  /// speedup is shown, never decides the beam or makes a lesson.
+  bool disturbed = false;
 };
+
+Json ToJson(const PairedSpeedup& s);
+/// Reads back what ToJson wrote (records from before the load was kept read as quiet). Errors name the field.
+Result<PairedSpeedup> PairedSpeedupFromJson(const Json& j);
+/// "1.76x (95% interval 1.70-1.82, 40 pairs)", with ", measured disturbed: others used 63% of the CPU" when so.
+std::string PairedSpeedupText(const PairedSpeedup& s);
 
 /// How a candidate's outputs compared with the reference's (eval::CompareOutputs).
 struct ErrorStats {
@@ -131,6 +147,9 @@ struct Profile {
   int disturbed_series = 0;
   /// Share of the machine's CPU time other processes used during the kept series (0..1).
   double other_load = 0;
+  /// Every series was disturbed (more than the target's allowed share): the
+  /// latency is shown, marked so, and never decides.
+  bool disturbed = false;
   /// Under what conditions every timed call ran, in words (inputs, caches, threads).
   std::string conditions;
   std::optional<ScoredAgainst> scored_against;  ///< present when scored

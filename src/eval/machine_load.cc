@@ -5,6 +5,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+
+#include "core/clock.h"
 
 namespace accelopt::eval {
 namespace {
@@ -26,7 +29,9 @@ double ProcessTicks(const std::string& stat_path) {
 
 }  // namespace
 
-CpuSnapshot TakeCpuSnapshot(pid_t child) {
+CpuSnapshot TakeCpuSnapshot(pid_t child) { return TakeCpuSnapshot(std::vector<pid_t>{child}); }
+
+CpuSnapshot TakeCpuSnapshot(const std::vector<pid_t>& children) {
   CpuSnapshot s;
   std::ifstream stat("/proc/stat");
   std::string cpu;
@@ -37,7 +42,8 @@ CpuSnapshot TakeCpuSnapshot(pid_t child) {
     s.total = s.busy + idle + iowait;
   }
   s.ours = ProcessTicks("/proc/self/stat");
-  if (child > 0) s.ours += ProcessTicks("/proc/" + std::to_string(child) + "/stat");
+  for (pid_t child : children)
+    if (child > 0) s.ours += ProcessTicks("/proc/" + std::to_string(child) + "/stat");
   return s;
 }
 
@@ -49,6 +55,19 @@ MachineLoad LoadBetween(const CpuSnapshot& before, const CpuSnapshot& after) {
   load.others = std::clamp(others / total, 0.0, 1.0);
   load.steal = std::clamp((after.steal - before.steal) / total, 0.0, 1.0);
   return load;
+}
+
+bool WaitForQuiet(const QuietWait& wait, const std::vector<pid_t>& children) {
+  const double until = NowSeconds() + wait.max_seconds;
+  for (;;) {
+    const CpuSnapshot before = TakeCpuSnapshot(children);
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait.window_seconds));
+    const double others = LoadBetween(before, TakeCpuSnapshot(children)).others;
+    if (others <= wait.share) return true;
+    const double left = until - NowSeconds();
+    if (left <= 0) return false;
+    if (wait.on_busy) wait.on_busy(others, left);
+  }
 }
 
 }  // namespace accelopt::eval

@@ -8,6 +8,9 @@
 
 #include <sys/types.h>
 
+#include <functional>
+#include <vector>
+
 namespace accelopt::eval {
 
 /// CPU time counters at one moment, in clock ticks.
@@ -20,6 +23,8 @@ struct CpuSnapshot {
 
 /// Reads the counters now; `child` (0: none) is counted as ours.
 CpuSnapshot TakeCpuSnapshot(pid_t child = 0);
+/// The same, with several children counted as ours (the two kernels of a comparison).
+CpuSnapshot TakeCpuSnapshot(const std::vector<pid_t>& children);
 
 /// Shares of all CPU time between two snapshots (0..1).
 struct MachineLoad {
@@ -28,5 +33,19 @@ struct MachineLoad {
 };
 
 MachineLoad LoadBetween(const CpuSnapshot& before, const CpuSnapshot& after);
+
+/// Waiting for the machine to be quiet before a disturbed measurement is taken again.
+struct QuietWait {
+  double share = 0.10;        ///< quiet: others use at most this share of the CPU
+  double max_seconds = 5;     ///< give up after this long
+  double window_seconds = 0.5;  ///< the load is read over windows this long (ticks are coarse)
+  /// Told after each busy window: others' share in it and the seconds left (a countdown); may be empty.
+  std::function<void(double others, double seconds_left)> on_busy;
+};
+
+/// Watches the machine in windows until one is quiet (true) or the time is
+/// up (false). `children` are processes of ours whose CPU time does not count
+/// as others'. Blocks; used between a disturbed series and its repetition.
+bool WaitForQuiet(const QuietWait& wait, const std::vector<pid_t>& children = {});
 
 }  // namespace accelopt::eval

@@ -162,18 +162,20 @@ Status MakeDirs(const fs::path& dir) {
   return Ok{};
 }
 
-// The baseline (the candidate iteration 0 began from) and the fastest ok
-// candidate of one task, as `accelopt show` chooses it.
+// The baseline (the candidate iteration 0 began from) and the best of one
+// task by the side-by-side evidence, as `accelopt show` chooses it.
 struct Chosen {
   const Candidate* baseline = nullptr;
   const Candidate* best = nullptr;
+  double speedup = 1;  // over the baseline, as the evidence gives it
 };
 Chosen Choose(const std::vector<const Candidate*>& candidates) {
   Chosen out;
-  for (const Candidate* c : candidates) {
+  for (const Candidate* c : candidates)
     if (!out.baseline && c->iteration == 0 && c->plan.empty()) out.baseline = c;
-    if (BeatsBest(*c, out.best)) out.best = c;
-  }
+  const BestCandidate best = BestByEvidence(candidates);
+  out.best = best.candidate;
+  out.speedup = best.evidence.estimate;
   return out;
 }
 
@@ -186,6 +188,7 @@ struct RunContext {
 struct Exportable {
   const Candidate* baseline = nullptr;
   const Candidate* best = nullptr;
+  double speedup = 1;
   FibLanguage language;
   suite::BoundTask bound;
 };
@@ -201,7 +204,7 @@ std::string WhyNot(const suite::Task& task, const std::vector<const Candidate*>&
   if (!language) return "target " + chosen.best->profile.target + " has no FlashInfer-Bench language";
   auto bound = suite::Bind(task, chosen.best->profile.shape);
   if (!bound) return bound.error().message;
-  out = {chosen.baseline, chosen.best, *language, *bound};
+  out = {chosen.baseline, chosen.best, chosen.speedup, *language, *bound};
   return "";
 }
 
@@ -215,7 +218,7 @@ Result<FibTaskExport> WriteTask(const RunContext& rc, const suite::Task& task, c
   out.definition_is_task_name = task.fib_definition.empty();
   out.baseline_id = baseline.id;
   out.best_id = e.best->id;
-  out.speedup = baseline.latency() / e.best->latency();
+  out.speedup = e.speedup;
 
   const std::string hardware = HardwareOf(rc.run->config, *e.best);
   const std::string op_type = FibOpTypeOf(task);

@@ -79,7 +79,7 @@ struct FibTaskExport {
   std::string task, definition;
   bool definition_is_task_name = false;  ///< the task has no fib_definition
   int64_t baseline_id = 0, best_id = 0;
-  double speedup = 1;              ///< baseline median / best median
+  double speedup = 1;              ///< best over baseline, as the side-by-side evidence gives it (EvidenceFor)
   std::vector<std::string> files;  ///< relative to out_dir
 };
 

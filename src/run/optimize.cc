@@ -2,6 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 #include "agents/parse.h"
 #include "core/format.h"
 
@@ -141,12 +145,9 @@ Result<PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const s
   auto recorded = Recorded(pair);
   if (!recorded) return recorded.error();
   if (*recorded) {
-    const Json& j = **recorded;
-    try {
-      return PairedSpeedup{j.at("speedup"), j.at("ci_low"), j.at("ci_high"), j.at("pairs")};
-    } catch (const Json::exception& e) {
-      return Error{"recorded comparison " + key + ": " + e.what()};
-    }
+    auto speedup = PairedSpeedupFromJson(**recorded);
+    if (!speedup) return Error{"recorded comparison " + key + ": " + speedup.error().message};
+    return *speedup;
   }
   auto futures = evaluator_->Submit({JobFor(service::JobKind::kCompare, {{"parent", parent}, {"child", child}})});
   auto result = futures.front().get();
@@ -158,8 +159,9 @@ Result<PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const s
     return Error{std::string("side by side, the parent was ") + VerdictName(a.status) + " and the child " +
                  VerdictName(b.status) + ": " + (b.status != Verdict::kOk ? b.message : a.message)};
   const PairedSpeedup& s = *result->speedup;
-  Json record = {{"speedup", s.speedup}, {"ci_low", s.ci_low}, {"ci_high", s.ci_high},
-                 {"pairs", s.pairs},     {"parent", a.ToJson()}, {"child", b.ToJson()}};
+  Json record = ToJson(s);
+  record["parent"] = a.ToJson();
+  record["child"] = b.ToJson();
   if (auto put = store_.PutEvaluation(key, run_id_, task_.name, record); !put) return put.error();
   return s;
 }
@@ -192,9 +194,11 @@ void RunRecorder::OnLesson(Lesson& lesson, const Candidate& slow, const Candidat
 
 void RunRecorder::OnComparison(const Candidate& parent, const Candidate& child) {
   const PairedSpeedup& s = *child.vs_parent;
-  fmt::print(stderr,
-             "  candidate {} against its parent {}, side by side: {:.3f}x (95% interval {:.3f}-{:.3f}, {} pairs)\n",
-             child.id, parent.id, s.speedup, s.ci_low, s.ci_high, s.pairs);
+  if (child.id != 0)
+    if (auto put = store_.SetVsParent(child.id, s); !put) fmt::print(stderr, "warning: {}\n", put.error().message);
+  fmt::print(stderr, "  candidate {} against its parent {}{}: {}{}\n", child.id, parent.id,
+             s.pairs > 0 ? ", side by side" : "", PairedSpeedupText(s),
+             s.disturbed ? ": decides nothing (neither the beam nor a lesson)" : "");
 }
 
 void RunRecorder::OnAgentFailure(const std::string& role, const std::string& message) {
@@ -296,6 +300,100 @@ LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target) {
   return {task.name, task.family, "", target.name, language, {}};
 }
 
+namespace {
+
+// Up to this many of the best-evidenced candidates are timed against the baseline directly.
+constexpr size_t kContenders = 3;
+
+// Chooses result.best among `known`: the candidates proven faster step by
+// step (EvidenceFor), largest chained speedup first, each then timed against
+// the baseline directly; the first the direct comparison confirms (or cannot
+// judge: no side-by-side timing, or a disturbed one, where the chain stands) is
+// the best. One the direct comparison finds no faster than the baseline is
+// passed over, and said so; none left: the baseline.
+Status ChooseBest(const std::vector<Candidate>& known, const Candidate& baseline, double margin,
+                  search::CandidateEvaluator& evaluator, TaskResult& result) {
+  result.best = baseline;
+  result.evidence = {};
+  std::map<std::string, const Candidate*> by_hash;
+  for (const auto& c : known) by_hash.emplace(c.hash, &c);
+  std::vector<std::pair<Evidence, const Candidate*>> contenders;
+  for (const auto& [hash, c] : by_hash)
+    if (hash != baseline.hash)
+      if (auto e = EvidenceFor(*c, by_hash, margin)) contenders.push_back({*e, c});
+  std::stable_sort(contenders.begin(), contenders.end(),
+                   [](const auto& a, const auto& b) { return a.first.estimate > b.first.estimate; });
+  if (contenders.size() > kContenders) contenders.resize(kContenders);
+  for (const auto& [evidence, c] : contenders) {
+    auto direct = evaluator.Compare(baseline.code, c->code);
+    if (!direct) return direct.error();
+    const bool judged = direct->pairs > 0 && !direct->disturbed;
+    if (judged && direct->ci_low <= 1.0 + margin) {
+      fmt::print(stderr,
+                 "[{}] candidate {}: faster step by step ({:.2f}x chained) but against the baseline directly {}: "
+                 "not the best\n",
+                 result.task, c->id, evidence.estimate, PairedSpeedupText(*direct));
+      continue;
+    }
+    result.best = *c;
+    result.evidence = evidence;
+    if (direct->pairs > 0) result.vs_baseline = *direct;
+    return Ok{};
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Disturbance DisturbanceOf(const std::vector<Candidate>& candidates) {
+  Disturbance d;
+  std::set<std::string> seen;
+  for (const auto& c : candidates) {
+    if (!seen.insert(c.hash).second) continue;
+    if (c.profile.latency) {
+      ++d.evaluations;
+      d.disturbed_evaluations += c.profile.disturbed ? 1 : 0;
+      d.retried_series += c.profile.disturbed_series;
+    }
+    if (c.vs_parent) {
+      ++d.comparisons;
+      d.disturbed_comparisons += c.vs_parent->disturbed ? 1 : 0;
+      d.retried_series += c.vs_parent->disturbed_series;
+    }
+  }
+  return d;
+}
+
+Json ToJson(const TaskResult& r) {
+  Json j = {{"task", r.task},
+            {"baseline_s", r.baseline.latency()},
+            {"best_s", r.best.latency()},
+            {"best_candidate", r.best.id},
+            {"baseline_candidate", r.baseline.id},
+            {"percent_before", r.baseline.profile.percent_of_peak},
+            {"percent_after", r.best.profile.percent_of_peak},
+            {"metric_before", r.baseline.profile.metric ? Json(r.baseline.profile.metric->median) : Json()},
+            {"metric_after", r.best.profile.metric ? Json(r.best.profile.metric->median) : Json()},
+            {"speedup_chained",
+             {{"estimate", r.evidence.estimate},
+              {"low", r.evidence.low},
+              {"high", r.evidence.high},
+              {"steps", r.evidence.steps},
+              {"medians", r.evidence.medians}}},
+            {"speedup_vs_baseline", r.vs_baseline ? ToJson(*r.vs_baseline) : Json()},
+            {"medians_ratio", r.best.ok() && r.baseline.ok() ? Json(r.baseline.latency() / r.best.latency()) : Json()},
+            {"measured",
+             {{"evaluations", r.disturbance.evaluations},
+              {"disturbed_evaluations", r.disturbance.disturbed_evaluations},
+              {"comparisons", r.disturbance.comparisons},
+              {"disturbed_comparisons", r.disturbance.disturbed_comparisons},
+              {"retried_series", r.disturbance.retried_series}}},
+            {"cost_usd", r.cost},
+            {"unknown_cost_calls", r.unknown_cost_calls},
+            {"stopped", r.stopped}};
+  return j;
+}
+
 Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, int64_t run_id, store::Store& db,
                                 llm::LlmClient& client, targets::Target& target) {
   auto made = StoreEvaluator::Make(db, target, task, f.shape, run_id, f.route);
@@ -365,11 +463,17 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
                  std::to_string(final_state.completed_iterations + 1) +
                  " (no kernel is blamed, and the iteration is not recorded): " + final_state.engine_failure};
 
-  // The best correct candidate this run evaluated for the task: the search
-  // knows every one, those recorded before a resume included.
-  result.best = result.baseline;
-  for (const auto& c : final_state.known)
-    if (c.ok() && c.latency() > 0 && c.latency() < result.best.latency()) result.best = c;
+  // The best this run found for the task, by the side-by-side evidence over
+  // every candidate the search knows (those recorded before a resume included),
+  // confirmed against the baseline directly.
+  if (auto chosen = ChooseBest(final_state.known, result.baseline, options.noise_margin, evaluator, result); !chosen)
+    return chosen.error();
+  result.disturbance = DisturbanceOf(final_state.known);
+  if (result.vs_baseline) {
+    result.disturbance.retried_series += result.vs_baseline->disturbed_series;
+    if (result.vs_baseline->disturbed) ++result.disturbance.disturbed_comparisons;
+    ++result.disturbance.comparisons;
+  }
   auto calls = db.ListLlmCalls(run_id);
   if (!calls) return calls.error();
   const LlmTotals totals = SumLlmCalls(*calls, task.name);

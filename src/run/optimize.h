@@ -142,13 +142,33 @@ struct TaskSettings {
   EvalRoute route;          ///< where its kernels are measured (default: here, on `target`)
 };
 
+/// How much of a task's search was measured while other processes loaded the machine.
+struct Disturbance {
+  int evaluations = 0, disturbed_evaluations = 0;  ///< candidates measured; of those, every series disturbed
+  int comparisons = 0, disturbed_comparisons = 0;  ///< children compared with their parent; of those, disturbed
+  int retried_series = 0;  ///< series measured again after a disturbance (evaluations and comparisons)
+};
+
 struct TaskResult {
   std::string task;
   Candidate baseline, best;
+  /// The best's speedup over the baseline step by step along its lineage (each
+  /// step timed side by side, undisturbed): what chose it.
+  Evidence evidence;
+  /// The best timed against the baseline directly, side by side, at the end
+  /// of the search (absent when the target cannot, or the best is the baseline).
+  std::optional<PairedSpeedup> vs_baseline;
+  Disturbance disturbance;
   double cost = 0;              ///< of the priced LLM calls for this task
   long unknown_cost_calls = 0;  ///< calls whose price is unknown
   std::string stopped;          ///< why the search stopped early, "" if it did not
 };
+
+/// The task's result as the run's summary records it (`optimize --json` prints the list).
+Json ToJson(const TaskResult& r);
+
+/// What was measured disturbed among `candidates` (each counted once by hash).
+Disturbance DisturbanceOf(const std::vector<Candidate>& candidates);
 
 /// Optimizes one task within run `run_id`: the baseline (evaluated once), then
 /// the beam search from the latest checkpoint (or the start), recording as it

@@ -103,13 +103,13 @@ std::string Lineage(const Candidate& c, const std::vector<Candidate>& known) {
 namespace {
 
 std::string SpeedupText(const Speedup& s) {
-  char text[128];
+  char text[160];
   if (s.low == s.high)
     std::snprintf(text, sizeof text, "%.2f (the ratio of the two median latencies)", s.estimate);
   else
     std::snprintf(text, sizeof text, "%.2f (95%% interval %.2f to %.2f, timed side by side)", s.estimate, s.low,
                   s.high);
-  return text;
+  return std::string(text) + (s.disturbed ? ", measured while other processes loaded the machine" : "");
 }
 
 // Runs fn(i) for i in [0, n) with at most `parallel` in flight, in order of i.
@@ -133,6 +133,16 @@ struct Proposal {
   Plan plan;
   std::vector<Candidate> samples;
 };
+
+// Where two kernels cannot be timed side by side: the ratio of their medians
+// (an interval of one point, no pairs), disturbed when either median was.
+PairedSpeedup MediansRatio(const Profile& slow, const Profile& fast) {
+  PairedSpeedup s;
+  s.speedup = s.ci_low = s.ci_high = slow.latency->median_s / fast.latency->median_s;
+  s.other_load = std::max(slow.other_load, fast.other_load);
+  s.disturbed = slow.disturbed || fast.disturbed;
+  return s;
+}
 
 bool Failing(const Candidate& c) {
   return c.profile.status == Verdict::kCompileError || c.profile.status == Verdict::kRuntimeError ||
@@ -290,7 +300,6 @@ class Iteration {
       listener_.OnCandidate(*fresh[i]);
       seen_[fresh[i]->hash] = *fresh[i];
       state_.known.push_back(*fresh[i]);
-      if (fresh[i]->ok() && (!state_.best.ok() || fresh[i]->latency() < state_.best.latency())) state_.best = *fresh[i];
       listener_.OnProgress(number_, ++evaluated_, total_, state_.best);
     }
     if (!state_.engine_failure.empty()) return;
@@ -391,6 +400,10 @@ class Iteration {
       const Speedup speedup = SideBySide(sweep.kernel, *best);
       const std::string result = std::to_string(sweep.variants.size()) + " variants; the fastest, " +
                                  best->plan.substr(sweep.kernel.plan.size() + 1) + ", " + SpeedupText(speedup);
+      if (speedup.disturbed) {
+        listener_.OnTuning(sweep.kernel, result + ": not kept (measured disturbed: it decides nothing)");
+        continue;
+      }
       if (speedup.low <= 1.0) {
         listener_.OnTuning(sweep.kernel, result + ": not kept (not faster side by side)");
         continue;
@@ -405,23 +418,22 @@ class Iteration {
   // (an interval of one point).
   Speedup SideBySide(const Candidate& slow, const Candidate& fast, std::optional<PairedSpeedup>* paired_out = nullptr) {
     auto paired = evaluator_.Compare(slow.code, fast.code);
-    if (paired && paired->pairs > 0) {
-      if (paired_out) *paired_out = *paired;
-      return {paired->speedup, paired->ci_low, paired->ci_high};
-    }
     if (!paired) listener_.OnAgentFailure("comparison", paired.error().message);
-    const double ratio = slow.latency() / fast.latency();
-    return {ratio, ratio, ratio};
+    if (!paired || paired->pairs == 0) paired = MediansRatio(slow.profile, fast.profile);
+    if (paired_out) *paired_out = *paired;
+    return {paired->speedup, paired->ci_low, paired->ci_high, paired->disturbed};
   }
 
   // The kept child against its parent, side by side where possible.
   Speedup CompareWithParent(const Candidate& parent, Candidate& child) {
     std::optional<PairedSpeedup> paired;
     const Speedup speedup = SideBySide(parent, child, &paired);
-    if (paired) {
-      child.vs_parent = *paired;
-      listener_.OnComparison(parent, child);
-    }
+    child.vs_parent = *paired;
+    listener_.OnComparison(parent, child);
+    // What the search knows of the child now holds its comparison (for the evidence of its descendants).
+    for (auto& k : state_.known)
+      if (k.hash == child.hash) k.vs_parent = child.vs_parent;
+    if (seen_.count(child.hash)) seen_[child.hash].vs_parent = child.vs_parent;
     return speedup;
   }
 
@@ -444,7 +456,7 @@ class Iteration {
       // A duplicate of a candidate already compared (another plan's, an earlier iteration's) is not a new pair.
       if (!compared_.insert(parent.hash + "/" + kept.hash).second) continue;
       const Speedup speedup = CompareWithParent(parent, kept);
-      if (speedup.low > 1.0 + options_.noise_margin) beats_parent_.insert(kept.hash);
+      if (!speedup.disturbed && speedup.low > 1.0 + options_.noise_margin) beats_parent_.insert(kept.hash);
       pairs.push_back({&parent, &kept});
       speedups.push_back(speedup);
       plans.push_back(&p.plan);
@@ -481,18 +493,30 @@ class Iteration {
   }
 
   // The beam keeps its kernels and gains the children that beat their parent
-  // side by side (Learn), the best B distinct by median latency.
+  // side by side, undisturbed (Learn): the best B distinct by their speedup
+  // over the baseline as the side-by-side evidence gives it (the product of
+  // the steps of each one's lineage), never by medians taken minutes apart.
   void UpdateBeam() {
     std::vector<Candidate> pool = state_.beam;
     for (auto& p : proposals_)
       for (auto& c : p.samples)
         if (beats_parent_.count(c.hash)) pool.push_back(c);
+    std::map<std::string, const Candidate*> by_hash;
+    for (const auto& k : state_.known) by_hash.emplace(k.hash, &k);
+    for (const auto& c : pool) by_hash.emplace(c.hash, &c);
     std::vector<Sample> samples;
+    std::vector<double> speedups;
     std::vector<std::string> hashes;
-    for (const auto& c : pool) samples.push_back({c.ok(), c.latency()}), hashes.push_back(c.hash);
+    for (const auto& c : pool) {
+      const auto evidence = EvidenceFor(c, by_hash, options_.noise_margin);
+      samples.push_back({c.ok(), c.latency()});
+      speedups.push_back(evidence ? evidence->estimate : 0);
+      hashes.push_back(c.hash);
+    }
     std::vector<Candidate> beam;
-    for (size_t i : PickBeam(samples, hashes, options_.beam)) beam.push_back(pool[i]);
+    for (size_t i : PickBeam(samples, speedups, hashes, options_.beam)) beam.push_back(pool[i]);
     if (!beam.empty()) state_.beam = beam;
+    state_.best = state_.beam.front();
     state_.completed_iterations = number_;
     state_.memory = memory_.lessons();
   }

@@ -81,7 +81,8 @@ class SearchListener {
   virtual void OnLesson(Lesson& lesson, const Candidate& slow, const Candidate& fast) {
     (void)lesson, (void)slow, (void)fast;
   }
-  /// A kept child was compared with its parent side by side (child.vs_parent is set).
+  /// A kept child was compared with its parent (child.vs_parent is set): side
+  /// by side, or where the evaluator cannot, by the ratio of their medians (no pairs).
   virtual void OnComparison(const Candidate& parent, const Candidate& child) { (void)parent, (void)child; }
   /// A new sample's code (comments and spacing aside) is a candidate already
   /// evaluated in this search: it shares that candidate's profile and is not evaluated again.
@@ -107,7 +108,7 @@ struct SearchState {
   int completed_iterations = 0;
   std::vector<Candidate> beam;  ///< best first
   std::vector<Lesson> memory;   ///< the lessons drawn on, newest first
-  Candidate best;               ///< best ever (ok), or the baseline
+  Candidate best;               ///< the beam's best by the side-by-side evidence (EvidenceFor), or the baseline
   Candidate baseline;
   /// Every candidate evaluated so far in this search (the baseline included):
   /// a new candidate with the same normalized code is a duplicate, not re-evaluated or re-recorded.

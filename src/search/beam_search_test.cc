@@ -222,6 +222,53 @@ TEST_F(BeamSearchTest, ADuplicateOfAnotherParentsChildTeachesNoLesson) {
   EXPECT_EQ(state.best.latency(), 2e-3);
 }
 
+// Times two kernels "side by side" from the child's code: "paired X" is its
+// speedup over the parent, "disturbed" marks the comparison as measured under load.
+class PairedEvaluator : public CodeTimedEvaluator {
+ public:
+  Result<PairedSpeedup> Compare(const std::string&, const std::string& child) override {
+    std::smatch m;
+    if (!std::regex_search(child, m, std::regex("paired ([0-9.]+)"))) return Error{"no paired speedup in the code"};
+    const double x = std::stod(m[1]);
+    PairedSpeedup s{x, x * 0.97, x * 1.03, 40};
+    s.disturbed = child.find("disturbed") != std::string::npos;
+    s.other_load = s.disturbed ? 0.6 : 0.01;
+    return s;
+  }
+};
+
+// A child faster by its own median but slower side by side, and one measured
+// under load, decide nothing: the best, the beam and the lessons follow the
+// undisturbed side-by-side evidence.
+TEST_F(BeamSearchTest, TheSideBySideEvidenceUndisturbedDecidesTheBeamTheBestAndTheLessons) {
+  options_.plans = 3;
+  options_.beam = 3;
+  RuleModel model([&](const std::string& role, const std::string& prompt, const std::string& key) -> std::string {
+    if (role == "planner") {
+      if (key.find("plan0") != std::string::npos) return "PLAN: fast_alone ms 2 paired 0.9\nA.";
+      if (key.find("plan1") != std::string::npos) return "PLAN: proven ms 3 paired 1.8\nB.";
+      return "PLAN: loaded ms 1 paired 3 disturbed\nC.";
+    }
+    if (role == "executor") return ExecutorFromTitle(prompt);
+    return "**Lesson**\nText.\n";
+  });
+  Lessons listener;
+  agents::Agents agents(model, templates_, agents::TaskBrief{"t", "out = 2x", "const float* x, float* out"});
+  PairedEvaluator evaluator;
+  SearchState state = RunBeamSearch(agents, evaluator, Start(), options_, listener, "run1/t");
+  EXPECT_EQ(state.best.latency(), 3e-3) << state.best.plan;
+  ASSERT_EQ(state.beam.size(), 2u);  // the proven child and the baseline
+  EXPECT_EQ(state.beam[0].latency(), 3e-3);
+  EXPECT_EQ(state.beam[1].hash, state.baseline.hash);
+  ASSERT_EQ(listener.lessons.size(), 1u);
+  EXPECT_NEAR(listener.lessons[0].speedup, 1.8, 1e-12);
+  // Every kept child's comparison is on it, the disturbed one marked.
+  int disturbed = 0;
+  for (const auto& c : state.known)
+    if (c.vs_parent && c.vs_parent->disturbed) ++disturbed;
+  EXPECT_EQ(disturbed, 1);
+}
+
 class Tunings : public SearchListener {
  public:
   void OnTuning(const Candidate&, const std::string& what) override { said.push_back(what); }

@@ -28,6 +28,7 @@ std::vector<size_t> PickLessonPairs(const std::vector<Speedup>& speedups, size_t
   std::iota(order.begin(), order.end(), 0);
   std::vector<size_t> faster, slower;
   for (size_t i : order) {
+    if (speedups[i].disturbed) continue;
     if (speedups[i].low > max_threshold)
       faster.push_back(i);
     else if (speedups[i].high < 1.0 / min_threshold)
@@ -42,13 +43,15 @@ std::vector<size_t> PickLessonPairs(const std::vector<Speedup>& speedups, size_t
   return picked;
 }
 
-std::vector<size_t> PickBeam(const std::vector<Sample>& candidates, const std::vector<std::string>& hashes,
-                             size_t width) {
+std::vector<size_t> PickBeam(const std::vector<Sample>& candidates, const std::vector<double>& speedups,
+                             const std::vector<std::string>& hashes, size_t width) {
   std::vector<size_t> order;
   for (size_t i = 0; i < candidates.size(); ++i)
     if (candidates[i].ok) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return candidates[a].latency_s < candidates[b].latency_s; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (speedups[a] != speedups[b]) return speedups[a] > speedups[b];
+    return candidates[a].latency_s < candidates[b].latency_s;
+  });
   std::vector<size_t> beam;
   std::set<std::string> seen;
   for (size_t i : order) {

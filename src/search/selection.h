@@ -23,18 +23,24 @@ size_t KeepSample(const std::vector<Sample>& samples, double parent_latency_s);
 /// comparison, or low == high == estimate when only two medians are known.
 struct Speedup {
   double estimate = 0, low = 0, high = 0;
+  /// Measured while other processes took more than the allowed share of the
+  /// machine (and not quiet when measured again): shown, never decides.
+  bool disturbed = false;
 };
 
 /// Indices of the (parent, kept) pairs to summarize: up to top_k/2 whose whole
 /// interval lies above max_threshold, best first, then filled to top_k with
 /// those whose whole interval lies below 1/min_threshold, worst first. A pair
-/// whose interval reaches into [1/min_threshold, max_threshold] teaches nothing.
+/// whose interval reaches into [1/min_threshold, max_threshold] teaches nothing,
+/// nor does one measured disturbed.
 std::vector<size_t> PickLessonPairs(const std::vector<Speedup>& speedups, size_t top_k, double max_threshold,
                                     double min_threshold);
 
-/// Indices of the best `width` distinct candidates by latency, among those
-/// that are ok; `hashes` identify duplicates (the first occurrence counts).
-std::vector<size_t> PickBeam(const std::vector<Sample>& candidates, const std::vector<std::string>& hashes,
-                             size_t width);
+/// Indices of the best `width` distinct candidates by `speedups` (each one's
+/// speedup over the baseline as the side-by-side evidence gives it: larger is
+/// better; ties by latency), among those that are ok; `hashes` identify
+/// duplicates (the first occurrence counts).
+std::vector<size_t> PickBeam(const std::vector<Sample>& candidates, const std::vector<double>& speedups,
+                             const std::vector<std::string>& hashes, size_t width);
 
 }  // namespace accelopt::search

@@ -37,11 +37,31 @@ TEST(PickLessonPairs, OnlyIntervalsWhollyBeyondTheThresholdsBecomeLessons) {
   EXPECT_EQ(PickLessonPairs(speedup, 8, 1.04, 1.15), (std::vector<size_t>{1, 3}));
 }
 
+// Two replays of one recording once stored opposite "verified" lessons, both
+// measured while other processes took 44-69% of the machine.
+TEST(PickLessonPairs, ADisturbedComparisonTeachesNothing) {
+  std::vector<Speedup> speedup{{1.90, 1.82, 1.96, true}, {0.77, 0.73, 0.80, true}, {1.5, 1.4, 1.6, false}};
+  EXPECT_EQ(PickLessonPairs(speedup, 8, 1.04, 1.15), (std::vector<size_t>{2}));
+}
+
 TEST(PickBeam, BestDistinctCorrect) {
   std::vector<Sample> c{{true, 5}, {false, 0}, {true, 1}, {true, 1}, {true, 3}};
+  std::vector<double> s{1, 9, 5, 5, 2};
   std::vector<std::string> h{"a", "b", "c", "c", "d"};
-  EXPECT_EQ(PickBeam(c, h, 2), (std::vector<size_t>{2, 4}));
-  EXPECT_EQ(PickBeam(c, h, 10), (std::vector<size_t>{2, 4, 0}));
+  EXPECT_EQ(PickBeam(c, s, h, 2), (std::vector<size_t>{2, 4}));
+  EXPECT_EQ(PickBeam(c, s, h, 10), (std::vector<size_t>{2, 4, 0}));
+}
+
+// A child measured 1.76x faster than its parent side by side, whose own
+// median (taken minutes apart, under another load) looks slower than a
+// sibling's, is ranked by the evidence, not by its median.
+TEST(PickBeam, TheSideBySideEvidenceRanksNotTheMedians) {
+  std::vector<Sample> c{{true, 1.0}, {true, 0.9}, {true, 0.95}};
+  std::vector<double> s{1.0, 1.2, 1.76};
+  std::vector<std::string> h{"base", "a", "b"};
+  EXPECT_EQ(PickBeam(c, s, h, 2), (std::vector<size_t>{2, 1}));
+  // Equal evidence: the median breaks the tie.
+  EXPECT_EQ(PickBeam(c, {1.0, 1.2, 1.2}, h, 1), (std::vector<size_t>{1}));
 }
 
 }  // namespace

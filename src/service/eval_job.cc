@@ -131,11 +131,7 @@ Json EvalOutcome::ToJson() const {
             {"device", device},
             {"machine", machine},
             {"seconds", seconds}};
-  if (speedup)
-    j["speedup"] = {{"speedup", speedup->speedup},
-                    {"ci_low", speedup->ci_low},
-                    {"ci_high", speedup->ci_high},
-                    {"pairs", speedup->pairs}};
+  if (speedup) j["speedup"] = accelopt::ToJson(*speedup);
   return j;
 }
 
@@ -148,8 +144,9 @@ Result<EvalOutcome> EvalOutcome::FromJson(const Json& j) {
       out.profiles.push_back(std::move(*profile));
     }
     if (j.contains("speedup") && !j["speedup"].is_null()) {
-      const Json& s = j["speedup"];
-      out.speedup = PairedSpeedup{s.at("speedup"), s.at("ci_low"), s.at("ci_high"), s.at("pairs")};
+      auto speedup = PairedSpeedupFromJson(j["speedup"]);
+      if (!speedup) return Error{"outcome: " + speedup.error().message};
+      out.speedup = *speedup;
     }
     out.worker = j.value("worker", "");
     out.device = j.value("device", "");

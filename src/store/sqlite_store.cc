@@ -24,7 +24,7 @@ namespace {
 #define ACCELOPT_NOW "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
 #define ACCELOPT_SELECT_CANDIDATE                                                                              \
   "SELECT id, run_id, task, iteration, parent_id, plan, code, code_hash, status, latency_s, percent_of_peak, " \
-  "profile FROM candidates"
+  "profile, vs_parent FROM candidates"
 #define ACCELOPT_SELECT_LESSON                                                                                  \
   "SELECT id, memory, task, target, speedup, title, text, run_id, slow_candidate, fast_candidate, created_at, " \
   "speedup_low, speedup_high, tags FROM lessons"
@@ -138,6 +138,11 @@ CREATE TABLE workers (
   machine_class TEXT NOT NULL,
   seen REAL NOT NULL
 );
+)sql",
+    // A candidate's side-by-side comparison with its parent (PairedSpeedup as
+    // JSON; NULL: not compared), set when the search compares them.
+    R"sql(
+ALTER TABLE candidates ADD COLUMN vs_parent TEXT;
 )sql",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
@@ -279,6 +284,15 @@ class SqliteStore : public Store {
     return sqlite3_last_insert_rowid(db_);
   }
 
+  Status SetVsParent(int64_t candidate_id, const PairedSpeedup& speedup) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("set a candidate's comparison", "UPDATE candidates SET vs_parent = ? WHERE id = ?");
+    q.BindJson(ToJson(speedup)).BindInt(candidate_id);
+    if (Status s = q.Run(); !s) return s;
+    if (sqlite3_changes(db_) == 0) return Error{file_ + ": no candidate " + std::to_string(candidate_id)};
+    return Ok{};
+  }
+
   Result<std::optional<StoredCandidate>> GetCandidate(int64_t id) override {
     std::lock_guard lock(mu_);
     Query q = Prepare("get candidate", ACCELOPT_SELECT_CANDIDATE " WHERE id = ?");
@@ -415,6 +429,13 @@ class SqliteStore : public Store {
     auto profile = ProfileFromJson(*json);
     if (!profile) return r.Fail("candidate " + std::to_string(c.id) + ": " + profile.error().message);
     c.profile = std::move(*profile);
+    if (!r.Text(12).empty()) {
+      auto vs = r.JsonAt(12);
+      if (!vs) return vs.error();
+      auto speedup = PairedSpeedupFromJson(*vs);
+      if (!speedup) return r.Fail("candidate " + std::to_string(c.id) + ": " + speedup.error().message);
+      c.vs_parent = *speedup;
+    }
     return stored;
   }
 

@@ -90,7 +90,7 @@ class SqliteStoreTest : public ::testing::Test {
 TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   auto store = Open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "3");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "4");
   EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
   for (const char* table :
        {"runs", "llm_calls", "evaluations", "candidates", "iterations", "lessons", "jobs", "hardware", "workers"}) {
@@ -101,14 +101,15 @@ TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   store.reset();
   // Opening an up-to-date file again migrates nothing and keeps the version.
   ASSERT_TRUE(Open());
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "3");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "4");
 }
 
 TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
-  // The lessons table as version 1 made it, with one lesson.
+  // The lessons table as version 1 made it, with one lesson (and the candidates table later versions change).
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(raw,
+                         "CREATE TABLE candidates (id INTEGER PRIMARY KEY AUTOINCREMENT);"
                          "CREATE TABLE lessons (id INTEGER PRIMARY KEY AUTOINCREMENT, memory TEXT NOT NULL, task TEXT "
                          "NOT NULL, target TEXT NOT NULL, speedup REAL, title TEXT NOT NULL, text TEXT NOT NULL, "
                          "run_id INTEGER NOT NULL, slow_candidate INTEGER NOT NULL, fast_candidate INTEGER NOT NULL, "
@@ -121,7 +122,7 @@ TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
   sqlite3_close(raw);
   auto store = Open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "3");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "4");
   auto lesson = store->GetLesson(1);
   ASSERT_TRUE(lesson.ok() && lesson->has_value()) << (lesson.ok() ? "none" : lesson.error().message);
   EXPECT_EQ((*lesson)->lesson.low, 1.5);

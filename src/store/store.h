@@ -72,6 +72,8 @@ class Store {
 
   // Candidates.
   virtual Result<int64_t> AddCandidate(const StoredCandidate& stored) = 0;
+  /// Records the side-by-side comparison of candidate `candidate_id` with its parent (read back as vs_parent).
+  virtual Status SetVsParent(int64_t candidate_id, const PairedSpeedup& speedup) = 0;
   virtual Result<std::optional<StoredCandidate>> GetCandidate(int64_t id) = 0;
   /// A run's candidates for one task ("" = all tasks), in insertion order.
   virtual Result<std::vector<StoredCandidate>> ListCandidates(int64_t run_id, const std::string& task) = 0;

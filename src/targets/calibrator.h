@@ -23,6 +23,9 @@ struct CalibrateOptions {
   std::string cache_dir;           ///< builds and scratch; "" = CacheDir()
   /// Progress, notes and problems for the user while it measures.
   std::function<void(const std::string&)> say = [](const std::string&) {};
+  /// Called once, right before it measures (not when the saved profile is
+  /// answered): where `calibrate --wait-quiet` waits for a quiet machine.
+  std::function<void()> before_measuring = [] {};
 };
 
 /// What one `calibrate` found: the saved profile, or one measured now.

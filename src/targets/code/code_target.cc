@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -377,6 +378,10 @@ bool CodeTarget::Disturbed(const BenchRun& run, int& retries_left, Prepared& p) 
   if (run.other_load <= options_.disturbed_share || retries_left == 0) return false;
   --retries_left;
   ++p.profile.disturbed_series;
+  eval::QuietWait wait;
+  wait.share = options_.disturbed_share;
+  wait.max_seconds = options_.quiet_wait_seconds;
+  eval::WaitForQuiet(wait);  // a moment's patience before running it again
   return true;
 }
 
@@ -385,6 +390,8 @@ void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<
   const suite::CodeSpec& spec = task.code;
   Profile& profile = p.profile;
   profile.other_load = Mean(loads);
+  // A run still disturbed after the retries was counted: the figures are shown, marked so, and never decide.
+  profile.disturbed = std::any_of(loads.begin(), loads.end(), [&](double l) { return l > options_.disturbed_share; });
   profile.latency = eval::Summarize(costs);
   profile.latency->series = 1;
   profile.metric = eval::FiguresOf(*profile.latency, spec.metric, static_cast<int>(costs.size()));
@@ -488,6 +495,9 @@ Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a,
     Finish(task, **pa, ca, loads);
     Finish(task, **pb, cb, loads);
     result.speedup = eval::PairedComparison(ca, cb);
+    result.speedup->other_load = Mean(loads);
+    result.speedup->disturbed_series = (*pb)->profile.disturbed_series;
+    result.speedup->disturbed = (*pa)->profile.disturbed;
   }
   result.a = (*pa)->profile;
   result.b = (*pb)->profile;

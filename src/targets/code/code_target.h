@@ -31,6 +31,8 @@ struct CodeTargetOptions {
   /// of the machine is run again, `disturbed_retries` times at most per evaluation.
   double disturbed_share = 0.10;
   int disturbed_retries = 3;
+  /// Before a disturbed run is run again, wait up to this long for a quiet moment.
+  double quiet_wait_seconds = 3;
   /// Built copies kept for reuse (a kept child is compared with
   /// its parent right after both were evaluated): not built twice.
   size_t kept_copies = 4;

@@ -72,16 +72,17 @@ class Run {
     const long calls = CallsPerSeries(FirstTiming());
     for (int s = 0, disturbed = 0; s < t.max_series + disturbed && !over(); ++s) {
       BeginSeries(calls);
-      const eval::CpuSnapshot before = eval::TakeCpuSnapshot(process_->pid());
+      const eval::CpuSnapshot before = eval::TakeCpuSnapshot(pid());
       for (long c = 0; c < calls && !over(); ++c)
         if (auto r = SeriesCall(c); !r) return r;
       if (over()) break;
-      const eval::MachineLoad load = eval::LoadBetween(before, eval::TakeCpuSnapshot(process_->pid()));
+      const eval::MachineLoad load = eval::LoadBetween(before, eval::TakeCpuSnapshot(pid()));
       const std::vector<double>& samples = EndSeries(load.others);
       if (load.others > t.disturbed_share) {
         ++profile_.disturbed_series;
         if (disturbed < t.disturbed_retries) {
           ++disturbed;
+          eval::WaitForQuiet(QuietWaitOf(t), {pid()});
           continue;  // measured again
         }
       }
@@ -89,6 +90,17 @@ class Run {
     }
     if (counters_) counters_->Disable();
     return Ok{};
+  }
+
+  pid_t pid() const { return process_->pid(); }
+
+  // An untimed call on fresh inputs, prepared like every other: in a
+  // comparison, what puts the kernel's threads and cores back in the state its
+  // own previous call left them in (see RunPair).
+  Status SettlingCall() {
+    return OneCall(Fresh(), "settling call before timed call " + std::to_string(samples_.size() + 1) + " of series " +
+                                std::to_string(series_.size() + 1),
+                   nullptr);
   }
 
   Status Warmup() {
@@ -186,6 +198,7 @@ class Run {
     if (quiet.empty()) {
       quiet = series_;
       for (double l : series_load_) load = std::max(load, l);
+      profile_.disturbed = true;
     }
     profile_.latency = eval::MostStable(quiet);
     profile_.latency->series = static_cast<int>(series_.size());
@@ -336,33 +349,73 @@ Result<PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::string& 
   // Interleaved: A and B alternate call by call, in the order AB, BA, AB, ...
   // so that neither always runs right after the other; every call is
   // prepared as in a single evaluation. Series continue until the interval
-  // is narrow or max_series is reached.
-  std::vector<double> times_a, times_b;
+  // is narrow or max_series is reached. A series during which other
+  // processes took more than the allowed share is measured again after a
+  // wait for a quiet moment: pairing cancels a load's drift, not a load that
+  // slows one kernel more than the other.
+  std::vector<double> times_a, times_b, disturbed_a, disturbed_b;
+  PairedSpeedup conditions;
+  double disturbed_load = 0;
   const TimingOptions& t = options.timing;
+  const std::vector<pid_t> pids = {run_a.pid(), run_b.pid()};
   const long calls = run_a.CallsPerSeries(run_a.FirstTiming() + run_b.FirstTiming()) * 2;
-  for (int s = 0; s < t.max_series && run_a.ok() && run_b.ok(); ++s) {
+  // Each timed call follows a call of its own kernel, as in an evaluation
+  // alone: where the other kernel's call came before, an untimed settling
+  // call of its own comes between. After the other kernel's long call on one
+  // thread, the cores a threaded kernel then wakes on have idled that long,
+  // and on a virtual machine such a wake-up cost a two-thread call 4-12 ms
+  // (a 4 ms kernel measured at 7.5-8 ms side by side; bench/pair_bias.py).
+  Run* previous = nullptr;  // whose call came last
+  for (int s = 0, retries = 0; s < t.max_series + retries && run_a.ok() && run_b.ok(); ++s) {
     run_a.BeginSeries(calls);
     run_b.BeginSeries(calls);
+    const eval::CpuSnapshot before = eval::TakeCpuSnapshot(pids);
     for (long c = 0; c < calls && run_a.ok() && run_b.ok(); ++c) {
       Run& first = c % 2 == 0 ? run_a : run_b;
       Run& second = c % 2 == 0 ? run_b : run_a;
-      if (auto r = first.SeriesCall(c); !r) return r.error();
-      if (!first.ok()) break;
-      if (auto r = second.SeriesCall(c); !r) return r.error();
+      for (Run* run : {&first, &second}) {
+        if (previous != run && t.settle_pairs)
+          if (auto r = run->SettlingCall(); !r) return r.error();
+        previous = run;
+        if (!run->ok()) break;
+        if (auto r = run->SeriesCall(c); !r) return r.error();
+        if (!run->ok()) break;
+      }
     }
     if (!run_a.ok() || !run_b.ok()) break;
-    // Paired series are not judged by the machine's load: pairing cancels its drift.
-    const auto& series_a = run_a.EndSeries(0);
-    const auto& series_b = run_b.EndSeries(0);
+    const double others = eval::LoadBetween(before, eval::TakeCpuSnapshot(pids)).others;
+    const auto& series_a = run_a.EndSeries(others);
+    const auto& series_b = run_b.EndSeries(others);
+    if (others > t.disturbed_share) {
+      ++conditions.disturbed_series;
+      disturbed_a.insert(disturbed_a.end(), series_a.begin(), series_a.end());
+      disturbed_b.insert(disturbed_b.end(), series_b.begin(), series_b.end());
+      disturbed_load = std::max(disturbed_load, others);
+      if (retries == t.disturbed_retries) break;
+      ++retries;
+      eval::WaitForQuiet(QuietWaitOf(t), pids);
+      continue;
+    }
     times_a.insert(times_a.end(), series_a.begin(), series_a.end());
     times_b.insert(times_b.end(), series_b.begin(), series_b.end());
+    conditions.other_load = std::max(conditions.other_load, others);
     const PairedSpeedup so_far = eval::PairedComparison(times_a, times_b);
     if ((so_far.ci_high - so_far.ci_low) / so_far.speedup <= 2 * t.spread_tolerance) break;
   }
+  if (times_a.empty()) {  // no quiet series came: the disturbed ones, marked so
+    times_a = std::move(disturbed_a);
+    times_b = std::move(disturbed_b);
+    conditions.other_load = disturbed_load;
+    conditions.disturbed = true;
+  }
   if (auto s = run_a.Finish(true); !s) return s.error();
   if (auto s = run_b.Finish(true); !s) return s.error();
-  if (a.status != Verdict::kOk || b.status != Verdict::kOk) return PairedSpeedup{};
-  return eval::PairedComparison(times_a, times_b);
+  if (a.status != Verdict::kOk || b.status != Verdict::kOk || times_a.empty()) return PairedSpeedup{};
+  PairedSpeedup speedup = eval::PairedComparison(times_a, times_b);
+  speedup.other_load = conditions.other_load;
+  speedup.disturbed_series = conditions.disturbed_series;
+  speedup.disturbed = conditions.disturbed;
+  return speedup;
 }
 
 }  // namespace accelopt::cpu

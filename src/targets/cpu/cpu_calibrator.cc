@@ -82,6 +82,7 @@ class CpuCalibrator : public targets::Calibrator {
       report.text = ProfileText(**saved, data_dir, "saved " + (*saved)->measured_at + "; --force to measure again");
       return report;
     }
+    if (options.before_measuring) options.before_measuring();
     CalibrationOptions calibration_options;
     calibration_options.fma_units = fma_units;
     auto calibration = CalibrateAndSave(calibration_options, data_dir, options.say, &report.saved);

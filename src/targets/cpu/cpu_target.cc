@@ -584,6 +584,13 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
 }  // namespace
 
 // Bytes of memory the machine can still give (MemAvailable), or 0 when unknown.
+eval::QuietWait QuietWaitOf(const TimingOptions& timing) {
+  eval::QuietWait wait;
+  wait.share = timing.disturbed_share;
+  wait.max_seconds = timing.quiet_wait_seconds;
+  return wait;
+}
+
 eval::KernelRunOptions RunOptionsOf(const CpuTargetOptions& options) {
   return {options.cpus,         options.bind_openmp,  options.timing.openmp_active,
           options.wall_seconds, options.memory_bytes, options.harness_path};

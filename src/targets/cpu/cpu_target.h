@@ -14,6 +14,7 @@
 #include "eval/compiler.h"
 #include "eval/device_lock.h"
 #include "eval/expected.h"
+#include "eval/machine_load.h"
 #include "suite/roofline.h"
 #include "targets/cpu/calibrate.h"
 #include "targets/target.h"
@@ -50,7 +51,17 @@ struct TimingOptions {
   /// up to `disturbed_retries` more series, and counted in the profile.
   double disturbed_share = 0.10;
   int disturbed_retries = 3;
+  /// Before a disturbed series is measured again, wait up to this long for a
+  /// quiet moment (eval::WaitForQuiet); a series still disturbed after the
+  /// retries leaves its profile (or comparison) marked disturbed.
+  double quiet_wait_seconds = 3;
+  /// In a comparison, a timed call that follows the other kernel's call comes
+  /// right after an untimed settling call of its own kernel (RunPair).
+  bool settle_pairs = true;
 };
+
+/// How a timed evaluation waits for a quiet machine between disturbed series.
+eval::QuietWait QuietWaitOf(const TimingOptions& timing);
 
 struct CpuTargetOptions {
   suite::PeakRates rates;  ///< measured hardware profile; zero rates = no scoring

@@ -67,6 +67,7 @@ class CudaCalibrator : public targets::Calibrator {
       report.text = ProfileText(**saved, data_dir, "saved " + (*saved)->measured_at + "; --force to measure again");
       return report;
     }
+    if (options.before_measuring) options.before_measuring();
     GpuCalibrationOptions calibration_options;
     calibration_options.nvcc.cache_dir = cache_dir + "/cuda-build";  // where the cuda target builds its programs
     calibration_options.work_dir = cache_dir + "/work";
