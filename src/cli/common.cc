@@ -55,7 +55,6 @@ targets::TargetSettings TargetSettingsFor(const EvalFlags& flags) {
   // The flags of one target or another, passed on by name: each target takes its own.
   if (!flags.cpus.empty()) settings.options["cpus"] = flags.cpus;
   if (flags.bind_openmp) settings.options["bind_openmp"] = true;
-  if (!flags.settle_pairs) settings.options["settle_pairs"] = false;
   if (!flags.evaluator.empty()) settings.options["evaluator"] = flags.evaluator;
   settings.data_dir = DataDir();
   settings.cache_dir = CacheDir();
@@ -146,9 +145,6 @@ void AddEvalFlags(CLI::App& app, EvalFlags& flags) {
         if (flags.cpus[i] == flags.cpus[j])
           throw CLI::ValidationError("--cpus", fmt::format("core {} is named twice", flags.cpus[i]));
   });
-  app.add_flag("!--no-settle", flags.settle_pairs,
-               "in a comparison, time each call right after the other kernel's, without a settling call of its own "
-               "between (what bench/pair_bias.py measures against)");
   app.add_flag("--bind-openmp", flags.bind_openmp,
                "bind each OpenMP thread to one core (also pins the main thread, which confines OpenBLAS and "
                "std::thread workers to one core)");

@@ -40,8 +40,7 @@ Json ToJson(const RunConfig& c) {
             {"seeds", c.eval.seeds},
             {"timeout", c.eval.timeout},
             {"cpus", c.eval.cpus},
-            {"bind_openmp", c.eval.bind_openmp},
-            {"settle_pairs", c.eval.settle_pairs}}},
+            {"bind_openmp", c.eval.bind_openmp}}},
           {"queue",
            {{"enabled", c.queue.enabled}, {"workers", c.queue.workers}, {"machine_class", c.queue.machine_class}}}};
 }
@@ -91,7 +90,6 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
     c.eval.timeout = e.value("timeout", 60.0);
     c.eval.cpus = e.value("cpus", std::vector<int>{});
     c.eval.bind_openmp = e.value("bind_openmp", false);
-    c.eval.settle_pairs = e.value("settle_pairs", true);
     if (j.contains("queue")) {  // runs recorded before the queue evaluated here
       const Json& q = j["queue"];
       c.queue.enabled = q.value("enabled", false);

@@ -21,8 +21,6 @@ struct EvalConfig {
   double timeout = 60;
   std::vector<int> cpus;
   bool bind_openmp = false;
-  /// Comparisons time each call right after a settling call of the same kernel (cpu target; on by default).
-  bool settle_pairs = true;
 };
 
 /// Where a run's kernels are measured: in the engine's process (the default)

@@ -94,15 +94,6 @@ class Run {
 
   pid_t pid() const { return process_->pid(); }
 
-  // An untimed call on fresh inputs, prepared like every other: in a
-  // comparison, what puts the kernel's threads and cores back in the state its
-  // own previous call left them in (see RunPair).
-  Status SettlingCall() {
-    return OneCall(Fresh(), "settling call before timed call " + std::to_string(samples_.size() + 1) + " of series " +
-                                std::to_string(series_.size() + 1),
-                   nullptr);
-  }
-
   Status Warmup() {
     for (int i = 0; i < options_.timing.warmup && !over(); ++i)
       if (auto c = OneCall(Fresh(), "warm-up call " + std::to_string(i + 1), nullptr); !c) return c;
@@ -359,13 +350,6 @@ Result<PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::string& 
   const TimingOptions& t = options.timing;
   const std::vector<pid_t> pids = {run_a.pid(), run_b.pid()};
   const long calls = run_a.CallsPerSeries(run_a.FirstTiming() + run_b.FirstTiming()) * 2;
-  // Each timed call follows a call of its own kernel, as in an evaluation
-  // alone: where the other kernel's call came before, an untimed settling
-  // call of its own comes between. After the other kernel's long call on one
-  // thread, the cores a threaded kernel then wakes on have idled that long,
-  // and on a virtual machine such a wake-up cost a two-thread call 4-12 ms
-  // (a 4 ms kernel measured at 7.5-8 ms side by side; bench/pair_bias.py).
-  Run* previous = nullptr;  // whose call came last
   for (int s = 0, retries = 0; s < t.max_series + retries && run_a.ok() && run_b.ok(); ++s) {
     run_a.BeginSeries(calls);
     run_b.BeginSeries(calls);
@@ -373,14 +357,9 @@ Result<PairedSpeedup> RunPair(const suite::BoundTask& bound, const std::string& 
     for (long c = 0; c < calls && run_a.ok() && run_b.ok(); ++c) {
       Run& first = c % 2 == 0 ? run_a : run_b;
       Run& second = c % 2 == 0 ? run_b : run_a;
-      for (Run* run : {&first, &second}) {
-        if (previous != run && t.settle_pairs)
-          if (auto r = run->SettlingCall(); !r) return r.error();
-        previous = run;
-        if (!run->ok()) break;
-        if (auto r = run->SeriesCall(c); !r) return r.error();
-        if (!run->ok()) break;
-      }
+      if (auto r = first.SeriesCall(c); !r) return r.error();
+      if (!first.ok()) break;
+      if (auto r = second.SeriesCall(c); !r) return r.error();
     }
     if (!run_a.ok() || !run_b.ok()) break;
     const double others = eval::LoadBetween(before, eval::TakeCpuSnapshot(pids)).others;

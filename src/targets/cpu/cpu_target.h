@@ -55,9 +55,6 @@ struct TimingOptions {
   /// quiet moment (eval::WaitForQuiet); a series still disturbed after the
   /// retries leaves its profile (or comparison) marked disturbed.
   double quiet_wait_seconds = 3;
-  /// In a comparison, a timed call that follows the other kernel's call comes
-  /// right after an untimed settling call of its own kernel (RunPair).
-  bool settle_pairs = true;
 };
 
 /// How a timed evaluation waits for a quiet machine between disturbed series.

@@ -91,7 +91,6 @@ Result<CpuTargetOptions> OptionsFor(const targets::TargetSettings& settings,
   if (!own) return own.error();
   options.cpus = (*own)["cpus"].get<std::vector<int>>();
   options.bind_openmp = (*own)["bind_openmp"].get<bool>();
-  options.timing.settle_pairs = (*own)["settle_pairs"].get<bool>();
   if (auto allowed = eval::CheckCoresAllowed(options.cpus, "--cpus"); !allowed) return allowed.error();
   return options;
 }
@@ -108,9 +107,6 @@ targets::TargetKind Registration() {
     return std::string();
   };
   kind.settings = targets::HostCoreSettings();
-  kind.settings.push_back({"settle_pairs", targets::SettingType::kBool, true,
-                           "in a comparison, a settling call of the same kernel before each timed call that "
-                           "follows the other kernel's"});
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
     auto hardware = HardwareFor(settings);
     if (!hardware) return hardware.error();
