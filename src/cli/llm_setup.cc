@@ -25,6 +25,13 @@ void AddLlmFlags(CLI::App& app, LlmFlags& flags) {
                  "Anthropic extended thinking budget in tokens for every role");
 }
 
+void AddBudgetFlag(CLI::App& app, std::optional<double>& budget_usd) {
+  app.add_option("--budget", budget_usd,
+                 "money budget in dollars for the whole run, resumes included (replaces llm.budget.usd); no new "
+                 "model call starts once it is spent")
+      ->check(CLI::NonNegativeNumber);
+}
+
 std::string ConfigPathFor(const LlmFlags& flags) {
   if (!flags.config_path.empty()) return flags.config_path;
   if (const char* env = std::getenv("ACCELOPT_CONFIG"); env && *env) return env;

@@ -47,5 +47,24 @@ TEST(PriceTable, LoadErrorsNameTheModelAndField) {
   EXPECT_NE(typed.error().message.find("'input' must be a number"), std::string::npos) << typed.error().message;
 }
 
+// A price that is NaN, infinite or negative made every cost meaningless (and a
+// money budget with it): an error naming the model, the key and its line.
+TEST(PriceTable, ImpossiblePricesAndUnknownKeysAreErrors) {
+  testing::TempDir dir;
+  std::string path = dir.path() + "/prices.yaml";
+  for (const char* value : {".nan", ".inf", "-0.5"}) {
+    std::ofstream(path) << "models:\n  m1: {input: 1, output: 1}\n  m2:\n    input: " << value << "\n    output: 1\n";
+    auto table = PriceTable::Load(path);
+    ASSERT_FALSE(table.ok()) << value;
+    EXPECT_NE(table.error().message.find("model 'm2' (line 4): 'input' must be a finite number"), std::string::npos)
+        << table.error().message;
+  }
+  std::ofstream(path) << "models:\n  m1: {input: 1, ouput: 1}\n";
+  auto misspelt = PriceTable::Load(path);
+  ASSERT_FALSE(misspelt.ok());
+  EXPECT_NE(misspelt.error().message.find("model 'm1' (line 2): unknown key 'ouput'"), std::string::npos)
+      << misspelt.error().message;
+}
+
 }  // namespace
 }  // namespace accelopt::llm
