@@ -242,6 +242,11 @@ TEST(CliOptimize, InvalidSettingsCreateNoRun) {
   CommandRun key = Accelopt("optimize silu --shape test --api-key-env ACCELOPT_TEST_UNSET_KEY" + model + db);
   EXPECT_EQ(key.exit_code, 1) << key.out;
   EXPECT_NE(key.out.find("ACCELOPT_TEST_UNSET_KEY"), std::string::npos) << key.out;
+  for (const char* budget : {"-1", "nan", "inf", "cheap"}) {
+    CommandRun bad = Accelopt(std::string("optimize silu --shape test --budget ") + budget + model + db);
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("--budget: expected dollars, a finite number 0 or more"), std::string::npos) << bad.out;
+  }
   EXPECT_FALSE(fs::exists(dir.path() + "/accelopt.db"));  // checked before a run (or a store) was created
 }
 
