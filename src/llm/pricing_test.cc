@@ -40,7 +40,8 @@ TEST(PriceTable, LoadErrorsNameTheModelAndField) {
   std::ofstream(path) << "models:\n  m1: {input: 1}\n";
   auto missing = PriceTable::Load(path);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("model 'm1': missing 'output'"), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find("model 'm1' (line 2): missing 'output'"), std::string::npos)
+      << missing.error().message;
   std::ofstream(path) << "models:\n  m1: {input: cheap, output: 1}\n";
   auto typed = PriceTable::Load(path);
   ASSERT_FALSE(typed.ok());
