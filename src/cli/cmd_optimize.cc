@@ -429,8 +429,8 @@ void RegisterOptimize(CLI::App& app) {
     Prepared prepared = Prepare(f, spent);
     CheckDefinitions(config, prepared.selected, f, run);
     if (spent.calls > 0)
-      fmt::print(stderr, "run {} spent ${:.4f} on {} model call(s) before this session: its budget counts them\n",
-                 run, spent.cost_usd, spent.calls);
+      fmt::print(stderr, "run {} spent ${:.4f} on {} model call(s) before this session: its budget counts them\n", run,
+                 spent.cost_usd, spent.calls);
     db->SetRunStatus(run, "running", Json::object());
     fmt::print(stderr, "resuming run {} ({} task(s))\n", run, f.tasks.size());
     Execute(f, prepared, run, *db, **target);

@@ -42,10 +42,10 @@ class Reader {
   Status Get(const YAML::Node& parent, const char* key, const std::string& field, T& out) const {
     YAML::Node node = parent[key];
     if (!node.IsDefined() || node.IsNull()) return Ok{};
-    const char* expected = std::is_same_v<T, bool>         ? "expected true or false"
-                           : std::is_integral_v<T>         ? "expected a whole number"
+    const char* expected = std::is_same_v<T, bool>       ? "expected true or false"
+                           : std::is_integral_v<T>       ? "expected a whole number"
                            : std::is_floating_point_v<T> ? "expected a finite number"
-                                                           : "expected a text value";
+                                                         : "expected a text value";
     try {
       if (!node.IsScalar()) return Fail(field + "." + key, node, expected);
       out = node.as<T>();
@@ -68,8 +68,8 @@ class Reader {
     return Ok{};
   }
   template <typename T>
-  Status GetOptionalAtLeast(const YAML::Node& parent, const char* key, const std::string& field,
-                            std::optional<T>& out, T least, bool strict) const {
+  Status GetOptionalAtLeast(const YAML::Node& parent, const char* key, const std::string& field, std::optional<T>& out,
+                            T least, bool strict) const {
     if (!parent[key].IsDefined() || parent[key].IsNull()) return Ok{};
     T value{};
     if (auto s = GetAtLeast(parent, key, field, value, least, strict); !s) return s;
@@ -136,8 +136,8 @@ Result<RoleSettings> ReadRole(const Reader& r, const std::string& name, const YA
   std::string field = "llm.roles." + name;
   if (!node.IsMap()) return r.Fail(field, node, "expected a mapping");
   RoleSettings role;
-  Status s = r.OnlyKnown(node, field,
-                         {"backend", "temperature", "max_tokens", "reasoning_effort", "thinking_budget_tokens"});
+  Status s =
+      r.OnlyKnown(node, field, {"backend", "temperature", "max_tokens", "reasoning_effort", "thinking_budget_tokens"});
   if (s) s = r.Get(node, "backend", field, role.backend);
   if (s) s = r.GetOptionalAtLeast(node, "temperature", field, role.temperature, 0.0, false);
   if (s) s = r.GetOptionalAtLeast(node, "max_tokens", field, role.max_tokens, 0, true);

@@ -134,10 +134,9 @@ std::optional<std::string> LlmClient::BudgetRefusal(const std::string& model) co
       return "a money budget is set but the price of model '" + model +
              "' is unknown (add it to the price table to use it under a money budget)";
     if (budget_.spent_usd + totals_.cost_usd >= *budget_.usd)
-      return fmt::format("money budget of ${:.4f} is spent (${:.4f}{})", *budget_.usd,
-                         budget_.spent_usd + totals_.cost_usd,
-                         budget_.spent_usd > 0 ? fmt::format(", ${:.4f} of it before this session", budget_.spent_usd)
-                                               : "");
+      return fmt::format(
+          "money budget of ${:.4f} is spent (${:.4f}{})", *budget_.usd, budget_.spent_usd + totals_.cost_usd,
+          budget_.spent_usd > 0 ? fmt::format(", ${:.4f} of it before this session", budget_.spent_usd) : "");
   }
   return std::nullopt;
 }

@@ -16,15 +16,15 @@ TypicalCall TypicalCallOf(const std::string& role, const search::SearchOptions& 
   }
   if (role == "executor") return {kBrief + kKernel + kProfile + 400, kKernel + 500};
   if (role == "fixer") return {kBrief + 2 * kKernel + 1000, kKernel + 500};  // the kernel, its error log
-  if (role == "summarizer") return {kBrief + 2 * kKernel, 600};             // the slow and fast kernels
+  if (role == "summarizer") return {kBrief + 2 * kKernel, 600};              // the slow and fast kernels
   return {};
 }
 
 RunEstimate EstimateRun(const search::SearchOptions& s, size_t tasks, const std::map<std::string, RoleModel>& models) {
   const long t = static_cast<long>(tasks);
   const long executor = static_cast<long>(s.iterations) * s.beam * s.plans * s.samples;
-  const long planner = static_cast<long>(s.iterations) * s.beam *
-                       (s.proposals == search::ProposalMode::kOneCall ? 1 : s.plans);
+  const long planner =
+      static_cast<long>(s.iterations) * s.beam * (s.proposals == search::ProposalMode::kOneCall ? 1 : s.plans);
   const long fixer = std::lround(executor * kFixedShare) * s.fix_rounds;
   const long summarizer = static_cast<long>(s.iterations) * s.top_k;
   RunEstimate e;
@@ -44,8 +44,9 @@ RunEstimate EstimateRun(const search::SearchOptions& s, size_t tasks, const std:
     if (r.model.backend == "scripted")
       r.cost_usd = 0.0;  // a recording answers: no model runs
     else if (r.model.price)
-      r.cost_usd = (r.input_tokens * r.model.price->input_per_million +
-                    r.output_tokens * r.model.price->output_per_million) / 1e6;
+      r.cost_usd =
+          (r.input_tokens * r.model.price->input_per_million + r.output_tokens * r.model.price->output_per_million) /
+          1e6;
     if (r.calls > 0 && !r.cost_usd) e.cost_usd.reset();
     if (e.cost_usd && r.cost_usd) *e.cost_usd += *r.cost_usd;
     e.calls += r.calls;
@@ -70,14 +71,14 @@ std::string Cost(const std::optional<double>& usd) { return usd ? fmt::format("$
 }  // namespace
 
 std::string EstimateText(const RunEstimate& e) {
-  std::string text = fmt::format("estimate for {} task(s), at most (every beam full from the first iteration):\n",
-                                 e.tasks);
+  std::string text =
+      fmt::format("estimate for {} task(s), at most (every beam full from the first iteration):\n", e.tasks);
   for (const RoleEstimate& r : e.roles) {
     const std::string model = r.model.model.empty() ? r.model.backend : r.model.model;
-    text += fmt::format("  {:<10} {:>7} calls  {:>6} tokens in / {:>6} out  {:<24} {}\n", r.role, r.calls,
-                        Count(r.input_tokens), Count(r.output_tokens), model.empty() ? "(no model)" : model,
-                        r.model.backend == "scripted" || r.model.price ? Cost(r.cost_usd)
-                                                                       : "unknown (not in the price table)");
+    text += fmt::format(
+        "  {:<10} {:>7} calls  {:>6} tokens in / {:>6} out  {:<24} {}\n", r.role, r.calls, Count(r.input_tokens),
+        Count(r.output_tokens), model.empty() ? "(no model)" : model,
+        r.model.backend == "scripted" || r.model.price ? Cost(r.cost_usd) : "unknown (not in the price table)");
   }
   text += fmt::format("  total      {:>7} calls  {:>6} tokens in / {:>6} out  cost {}{}\n", e.calls,
                       Count(e.input_tokens), Count(e.output_tokens), Cost(e.cost_usd),

@@ -38,10 +38,10 @@ TEST(Estimate, CostComesFromEachRolesPrice) {
   RunEstimate e = EstimateRun(s, 1, {{"planner", priced}, {"executor", priced}});
   const TypicalCall planner = TypicalCallOf("planner", s), executor = TypicalCallOf("executor", s);
   ASSERT_TRUE(e.cost_usd.has_value());
-  EXPECT_NEAR(*e.cost_usd,
-              (planner.input_tokens + executor.input_tokens) * 1e-6 +
-                  (planner.output_tokens + executor.output_tokens) * 10e-6,
-              1e-12);
+  EXPECT_NEAR(
+      *e.cost_usd,
+      (planner.input_tokens + executor.input_tokens) * 1e-6 + (planner.output_tokens + executor.output_tokens) * 10e-6,
+      1e-12);
   EXPECT_EQ(e.input_tokens, planner.input_tokens + executor.input_tokens);
   s.fix_rounds = 1;
   s.samples = 4;  // one of four fixed: the fixer's model, unpriced, makes the total unknown

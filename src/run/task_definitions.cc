@@ -50,9 +50,9 @@ Status CheckTaskDefinitions(const Json& recorded, const std::vector<const suite:
     }
     const Json& then = recorded[task->name];
     if (then.value("digest", "") == current["digest"]) continue;
-    std::vector<std::string> files =
-        then.contains("files") && then["files"].is_object() ? FileDifferences(then["files"], current["files"])
-                                                            : std::vector<std::string>{"its files differ"};
+    std::vector<std::string> files = then.contains("files") && then["files"].is_object()
+                                         ? FileDifferences(then["files"], current["files"])
+                                         : std::vector<std::string>{"its files differ"};
     problems.push_back(fmt::format("task '{}' ({}): {}", task->name, task->dir, fmt::join(files, ", ")));
   }
   if (problems.empty()) return Ok{};

@@ -71,8 +71,9 @@ struct MetricSpec {
 /// The languages a code task may name (`code.language`), as task.yaml spells
 /// them: the code target runs any of them through the task's own commands;
 /// the name tags lessons and tells the agents what they edit.
-inline const std::vector<std::string> kCodeLanguages = {
-    "c", "c++", "cuda", "fortran", "go", "java", "javascript", "julia", "python", "rust", "shell", "text", "typescript"};
+inline const std::vector<std::string> kCodeLanguages = {"c",     "c++",        "cuda",      "fortran", "go",
+                                                        "java",  "javascript", "julia",     "python",  "rust",
+                                                        "shell", "text",       "typescript"};
 
 /// A code base whose speed a command measures: what a task of kind `code`
 /// points at and how a change to it is judged.
