@@ -233,6 +233,69 @@ TEST(CliBadInput, ErrorsNameTheFileAtFault) {
   EXPECT_NE(tasks.out.find("accelopt calibrate --force"), std::string::npos) << tasks.out;
 }
 
+// One broken task folder once made every command fail for every task of its
+// suite: `tasks` lists it with its error beside the tasks that load, a
+// command naming another task works, and one naming it gets its error.
+TEST(CliBadInput, ABrokenTaskFolderLeavesTheOthersUsable) {
+  testing::TempDir dir;
+  std::filesystem::copy(std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale", dir.path() + "/scale");
+  std::filesystem::create_directories(dir.path() + "/broken");
+  std::ofstream(dir.path() + "/broken/task.yaml") << "name: broken\nshapes: {test: [1, 2\n";
+  const std::string suite = " --suite " + dir.path();
+  CommandRun tasks = Accelopt("tasks --json --shape test" + suite);
+  ASSERT_EQ(tasks.exit_code, 0) << tasks.out;
+  Json list = Json::parse(tasks.out.substr(tasks.out.find('[')));
+  ASSERT_EQ(list.size(), 2u) << tasks.out;
+  EXPECT_EQ(list[0]["task"], "scale");
+  EXPECT_EQ(list[1]["task"], "broken");
+  EXPECT_NE(list[1]["error"].get<std::string>().find("broken/task.yaml: invalid YAML at line"), std::string::npos)
+      << list[1];
+  CommandRun text = Accelopt("tasks --shape test" + suite);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("  broken: " + dir.path() + "/broken/task.yaml"), std::string::npos) << text.out;
+
+  const std::string fixture = std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale/baseline.cpp";
+  CommandRun good = Accelopt("eval scale " + fixture + " --shape test" + suite);
+  EXPECT_EQ(good.exit_code, 0) << good.out;
+  CommandRun bad = Accelopt("eval broken " + fixture + " --shape test" + suite);
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("task 'broken' does not load: " + dir.path() + "/broken/task.yaml"), std::string::npos)
+      << bad.out;
+}
+
+// `calibrate --json` of the saved profile lacked `saved` and `problems`,
+// which a profile measured now carries: both say the same fields.
+TEST(CliBadInput, CalibrateJsonOfASavedProfileSaysSavedAndProblems) {
+  testing::TempDir home;
+  cpu::HardwareProfile profile;
+  profile.machine = cpu::DetectMachine();
+  profile.bandwidth_gbs = 12.5;
+  profile.peak_mm_gflops = 100;
+  profile.peak_vec_gflops = 50;
+  profile.measured_at = "2026-01-01T00:00:00Z";
+  ASSERT_TRUE(cpu::SaveHardwareProfile(home.path() + "/hardware", profile).ok());
+  testing::ScopedEnv env("ACCELOPT_HOME", home.path());
+  CommandRun run = Accelopt("calibrate --json");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  Json j = Json::parse(run.out.substr(run.out.find('{')));
+  EXPECT_EQ(j["saved"], true);
+  EXPECT_TRUE(j["problems"].is_array() && j["problems"].empty()) << j;
+  EXPECT_EQ(j["measured_now"], false);
+  EXPECT_EQ(j["bandwidth_gbs"], 12.5);
+}
+
+// `llm detect --json` is JSON whether or not a server answers (none does on a test machine's usual ports).
+TEST(CliBadInput, LlmDetectJsonIsAList) {
+  CommandRun run = Accelopt("llm detect --json");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  Json servers = Json::parse(run.out);
+  ASSERT_TRUE(servers.is_array());
+  for (const auto& s : servers) {
+    EXPECT_TRUE(s["base_url"].get<std::string>().starts_with("http://127.0.0.1:")) << s;
+    EXPECT_TRUE(s["models"].is_array()) << s;
+  }
+}
+
 // A time limit too short for the project's own reference says so and names
 // the setting; it did not blame the reference.
 TEST(CliBadInput, ATimeoutTooShortNamesTheSetting) {

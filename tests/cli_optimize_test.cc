@@ -52,6 +52,38 @@ TEST(CliOptimize, DemoRunsRecordsAndShows) {
   ASSERT_EQ(memory.exit_code, 0) << memory.out;
   EXPECT_NE(memory.out.find("demo ("), std::string::npos) << memory.out;
 
+  // Before it starts, the run says what it will ask of its models; a recording costs nothing.
+  EXPECT_NE(run.out.find("estimate for 3 task(s), at most"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(answers replayed from a recording: nothing is paid)"), std::string::npos) << run.out;
+
+  // The same facts for machines: `show`, `memory list` and `memory show` with --json.
+  CommandRun show_json = Accelopt("show 1 --json --no-code" + db);
+  ASSERT_EQ(show_json.exit_code, 0) << show_json.out;
+  Json shown = Json::parse(show_json.out);
+  EXPECT_EQ(shown["run"], 1);
+  EXPECT_EQ(shown["status"], "finished");
+  ASSERT_EQ(shown["tasks"].size(), 3u) << show_json.out;
+  for (const auto& t : shown["tasks"]) {
+    ASSERT_FALSE(t["lineage"].empty());
+    EXPECT_EQ(t["lineage"][0]["iteration"], 0);  // the baseline first
+    EXPECT_EQ(t["lineage"].back()["id"], t["best_candidate"]);
+    EXPECT_FALSE(t["lineage"][0].contains("code"));
+  }
+  EXPECT_GT(shown["llm"]["calls"].get<long>(), 0);
+  CommandRun lessons = Accelopt("memory list --json" + db);
+  ASSERT_EQ(lessons.exit_code, 0) << lessons.out;
+  Json memories = Json::parse(lessons.out);
+  ASSERT_FALSE(memories.empty());
+  EXPECT_EQ(memories[0]["memory"], "demo");
+  ASSERT_FALSE(memories[0]["lessons"].empty());
+  const long lesson_id = memories[0]["lessons"][0]["id"];
+  CommandRun one = Accelopt("memory show " + std::to_string(lesson_id) + " --json" + db);
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  Json lesson = Json::parse(one.out);
+  EXPECT_EQ(lesson["id"], lesson_id);
+  EXPECT_EQ(lesson["memory"], "demo");
+  EXPECT_EQ(lesson["title"], memories[0]["lessons"][0]["title"]);
+
   // Resuming a finished run redoes nothing and reports the same table.
   CommandRun resume = Accelopt("resume 1" + db);
   ASSERT_EQ(resume.exit_code, 0) << resume.out;
@@ -210,6 +242,11 @@ TEST(CliOptimize, InvalidSettingsCreateNoRun) {
   CommandRun key = Accelopt("optimize silu --shape test --api-key-env ACCELOPT_TEST_UNSET_KEY" + model + db);
   EXPECT_EQ(key.exit_code, 1) << key.out;
   EXPECT_NE(key.out.find("ACCELOPT_TEST_UNSET_KEY"), std::string::npos) << key.out;
+  for (const char* budget : {"-1", "nan", "inf", "cheap"}) {
+    CommandRun bad = Accelopt(std::string("optimize silu --shape test --budget ") + budget + model + db);
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("--budget: expected dollars, a finite number 0 or more"), std::string::npos) << bad.out;
+  }
   EXPECT_FALSE(fs::exists(dir.path() + "/accelopt.db"));  // checked before a run (or a store) was created
 }
 
@@ -263,6 +300,41 @@ TEST(CliOptimize, TwoConcurrentRunsShareAStore) {
     for (const char* task : {"silu", "matmul", "rmsnorm_matmul"})
       EXPECT_NE(show.out.find(std::string("== ") + task + ": best candidate"), std::string::npos) << show.out;
   }
+}
+
+// A task file changed under a run once resumed silently, mixing two shapes in
+// one run: the run keeps its tasks' definitions, a resume against other files
+// is refused naming the task and the file, and a suite that moved (the same
+// files elsewhere) is taken with --suite.
+TEST(CliOptimize, AResumeRefusesChangedTasksAndTakesAMovedSuite) {
+  testing::TempDir dir;
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  for (const char* where : {"/first", "/moved"}) {
+    fs::create_directories(dir.path() + where);
+    fs::copy(std::string(ACCELOPT_SOURCE_DIR) + "/suite/silu", dir.path() + where + "/silu");
+  }
+  CommandRun run = Accelopt("optimize --demo silu --shape test --suite " + dir.path() + "/first" + db);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  Json runs = Json::parse(Accelopt("runs --json" + db).out);
+  ASSERT_TRUE(runs[0]["config"]["task_definitions"]["silu"]["files"].contains("task.yaml")) << runs.dump();
+
+  std::ofstream(dir.path() + "/first/silu/task.yaml", std::ios::app) << "# edited after the run began\n";
+  CommandRun refused = Accelopt("resume 1" + db);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.out.find("run 1 cannot resume"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("task 'silu' (" + dir.path() + "/first/silu): task.yaml changed"), std::string::npos)
+      << refused.out;
+  EXPECT_EQ(refused.out.find("resuming after iteration"), std::string::npos) << refused.out;
+
+  CommandRun moved = Accelopt("resume 1 --suite " + dir.path() + "/moved" + db);
+  ASSERT_EQ(moved.exit_code, 0) << moved.out;
+  EXPECT_NE(moved.out.find("resuming after iteration 2"), std::string::npos) << moved.out;
+  // What earlier sessions spent counts against the run's budget ($0 for a recording).
+  EXPECT_NE(moved.out.find("run 1 spent $0.0000 on "), std::string::npos) << moved.out;
+  fs::remove(dir.path() + "/moved/silu/baseline.cpp");
+  CommandRun gone = Accelopt("resume 1 --suite " + dir.path() + "/moved" + db);
+  EXPECT_EQ(gone.exit_code, 1) << gone.out;
+  EXPECT_NE(gone.out.find("baseline.cpp is gone"), std::string::npos) << gone.out;
 }
 
 TEST(CliOptimize, UnknownRunIsAClearError) {

@@ -32,13 +32,15 @@ void RegisterExportFib(CLI::App& export_cmd) {
     if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db)};
     std::string suite_path = suite_dir;
     if (suite_path.empty() && (*info)->config.is_object()) suite_path = (*info)->config.value("suite", "");
-    std::vector<suite::Task> tasks;
+    suite::Suite suite;
     try {
-      tasks = LoadSuiteOrExit(suite_path);
+      suite = LoadSuiteOrExit(suite_path);
     } catch (const Exit& e) {
       if (!suite_dir.empty() || suite_path.empty()) throw;
       throw Exit{e.code, e.message + fmt::format(" (the suite run {} recorded; name it with --suite)", run)};
     }
+    for (const auto& b : suite.broken) fmt::print(stderr, "task '{}' does not load: {}\n", b.name, b.error);
+    const std::vector<suite::Task>& tasks = suite.tasks;
 
     run::FibExportOptions export_options{run, dir, author, ACCELOPT_VERSION};
     auto report = run::ExportFib(**store, tasks, export_options);

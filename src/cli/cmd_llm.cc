@@ -71,8 +71,16 @@ void RegisterDetect(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("detect",
                                     "list model servers answering on loopback (Ollama, llama.cpp, vLLM, "
                                     "SGLang); contacts nothing else");
+  static bool json = false;
+  cmd->add_flag("--json", json, "print JSON: [{name, base_url, models}] (empty when none answers)");
   cmd->callback([] {
     auto servers = llm::ProbeLocalServers();
+    if (json) {
+      Json out = Json::array();
+      for (const auto& s : servers) out.push_back({{"name", s.name}, {"base_url", s.base_url}, {"models", s.models}});
+      fmt::print("{}\n", DumpJson(out, 2));
+      return;
+    }
     if (servers.empty()) {
       fmt::print(
           "No model server answers on 127.0.0.1 ports 11434 (Ollama), 8080 (llama.cpp), 8000 (vLLM), "

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -15,7 +16,9 @@
 #include "cli/interrupt.h"
 #include "cli/llm_setup.h"
 #include "core/paths.h"
+#include "run/estimate.h"
 #include "run/optimize.h"
+#include "run/task_definitions.h"
 #include "service/eval_job.h"
 #include "service/queue_evaluator.h"
 #include "service/worker_processes.h"
@@ -91,6 +94,7 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
   AddSuiteFlag(cmd, f.common);
   AddEvalFlags(cmd, f.eval);
   AddLlmFlags(cmd, f.llm);
+  AddBudgetFlag(cmd, f.llm.override_.budget_usd);
 }
 
 // The recorded demo of the target (TargetKind::demo), or else the default
@@ -173,23 +177,35 @@ void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id, b
 // Everything a run needs, checked before the run is created: a run that
 // cannot start never appears in `runs`.
 struct Prepared {
-  std::vector<suite::Task> tasks;
+  suite::Suite suite;
   std::vector<const suite::Task*> selected;
   std::unique_ptr<llm::LlmClient> client;
 };
 
-Prepared Prepare(OptimizeFlags& f) {
+// `spent` is what the run's earlier sessions spent: it counts against the budget.
+Prepared Prepare(OptimizeFlags& f, const run::LlmTotals& spent = {}) {
   Prepared p;
-  p.tasks = LoadSuiteOrExit(f.common.suite_dir);
-  p.selected = SelectTasks(p.tasks, f.tasks);
+  p.suite = LoadSuiteOrExit(f.common.suite_dir);
+  p.selected = SelectTasks(p.suite, f.tasks);
   f.eval.target = TargetNameFor(f.eval, p.selected);
   llm::LlmConfig config = LlmConfigFor(f.llm);
   if (!config.configured()) throw Exit{kExitError, HowToConfigure()};
+  config.budget.spent_usd = spent.cost_usd;
+  config.budget.spent_tokens = spent.input_tokens + spent.output_tokens;
   auto client = llm::BuildLlmClient(config);
   if (!client) throw Exit{kExitError, client.error().message};
   p.client = std::move(*client);
   p.client->RetainRecords(false);  // the store keeps them
   return p;
+}
+
+// What the run will ask of its models, at most, on stderr before it starts.
+void PrintEstimate(const OptimizeFlags& f, size_t tasks, const llm::LlmClient& client) {
+  std::map<std::string, run::RoleModel> models;
+  for (const char* role : {"planner", "executor", "fixer", "summarizer"})
+    if (auto described = client.Describe(role))
+      models[role] = {described->first, described->second, client.PriceOf(role)};
+  fmt::print(stderr, "{}", run::EstimateText(run::EstimateRun(f.search, tasks, models)));
 }
 
 // Each task runs on the target and has its baseline, or the run is not created.
@@ -311,6 +327,25 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, ta
   PrintResults(results, run_id, json);
 }
 
+// A run resumes only against the task files it began with; a run recorded
+// before it kept them resumes as it always did, unchecked, and says so.
+void CheckDefinitions(const Json& config, const std::vector<const suite::Task*>& tasks, const OptimizeFlags& f,
+                      int64_t run_id) {
+  if (!config.contains("task_definitions")) {
+    fmt::print(stderr,
+               "run {} was recorded before runs kept their task definitions: resuming without checking that its "
+               "tasks' files are unchanged\n",
+               run_id);
+    return;
+  }
+  auto same = run::CheckTaskDefinitions(config["task_definitions"], tasks, f.shape);
+  if (!same)
+    throw Exit{kExitError,
+               fmt::format("run {} cannot resume: its tasks differ from those it began with: {}\n(restore those "
+                           "files, point --suite at a folder holding them, or start a new run)",
+                           run_id, same.error().message)};
+}
+
 std::unique_ptr<store::Store> OpenDb(const std::string& path, bool create) {
   store::SqliteOptions options;
   options.path = path;
@@ -371,9 +406,14 @@ void RegisterOptimize(CLI::App& app) {
     target_settings.device_lock = false;  // the evaluator holds the device's lock, for every target
     auto target = MakeTargetOrExit(target_settings, f.eval.target);
     CheckSupported(prepared.selected, f.shape, *target);
+    // The tasks as they are now, kept with the run: a resume goes on only against the same files.
+    auto definitions = run::TaskDefinitions(prepared.selected, f.shape);
+    if (!definitions) throw Exit{kExitError, definitions.error().message};
+    PrintEstimate(f, prepared.selected.size(), *prepared.client);
     auto db = OpenDb(f.db, /*create=*/true);
     Json config = run::ToJson(ConfigOf(f));
     config["hardware"] = target->Hardware();
+    config["task_definitions"] = *definitions;
     auto run_id = db->CreateRun(config);
     if (!run_id) throw Exit{kExitError, run_id.error().message};
     fmt::print(stderr, "run {} (store {})\n", *run_id, f.db);
@@ -384,8 +424,14 @@ void RegisterOptimize(CLI::App& app) {
       app.add_subcommand("resume", "continue a run that was stopped or killed, without redoing what it recorded");
   static int64_t run = 0;
   static std::string db_path = "accelopt.db";
+  static std::string suite_dir;
+  static std::optional<double> budget_usd;
   resume->add_option("RUN", run, "run id (see `accelopt runs`)")->required();
   resume->add_option("--db", db_path, "the store (SQLite file)");
+  resume->add_option("--suite", suite_dir,
+                     "the suite's folder, when it moved since the run began (its tasks must hold the files the run "
+                     "recorded)");
+  AddBudgetFlag(*resume, budget_usd);
   static bool resume_json = false;
   resume->add_flag("--json", resume_json, "print the final table as JSON on stdout (progress stays on stderr)");
   resume->callback([] {
@@ -398,13 +444,23 @@ void RegisterOptimize(CLI::App& app) {
     if (!recorded) throw Exit{kExitError, fmt::format("run {}: {}", run, recorded.error().message)};
     OptimizeFlags f = FlagsOf(*recorded);
     f.db = db_path;
+    if (!suite_dir.empty()) f.common.suite_dir = suite_dir;
+    if (budget_usd) f.llm.override_.budget_usd = budget_usd;
     // Scored against the profile the run began with, so its percentages stay comparable.
     targets::TargetSettings settings = TargetSettingsFor(f.eval);
     settings.hardware = config.value("hardware", Json(nullptr));
     settings.device_lock = false;  // the evaluator holds the device's lock, for every target
     auto target = targets::MakeTarget(f.eval.target, settings);
     if (!target) throw Exit{kExitError, fmt::format("run {}: {}", run, target.error().message)};
-    Prepared prepared = Prepare(f);
+    // The run's budget is its total: what its earlier sessions spent counts.
+    auto calls = db->ListLlmCalls(run);
+    if (!calls) throw Exit{kExitError, calls.error().message};
+    const run::LlmTotals spent = run::SumLlmCalls(*calls);
+    Prepared prepared = Prepare(f, spent);
+    CheckDefinitions(config, prepared.selected, f, run);
+    if (spent.calls > 0)
+      fmt::print(stderr, "run {} spent ${:.4f} on {} model call(s) before this session: its budget counts them\n", run,
+                 spent.cost_usd, spent.calls);
     db->SetRunStatus(run, "running", Json::object());
     fmt::print(stderr, "resuming run {} ({} task(s))\n", run, f.tasks.size());
     Execute(f, prepared, run, *db, **target, resume_json);

@@ -123,20 +123,62 @@ void PrintRunHardware(const Json& config) {
       hardware.value("peak_vec_gflops", 0.0), hardware.value("fingerprint", "-"), hardware.value("measured_at", "-"));
 }
 
+// The run as `show --json` gives it: the same facts as its text.
+Json ShowJson(const store::RunInfo& info, const std::map<std::string, std::vector<const Candidate*>>& lineages,
+              const std::vector<Json>& calls, bool code) {
+  Json tasks = Json::array();
+  for (const auto& [task, chain] : lineages) {
+    Json lineage = Json::array();
+    for (const Candidate* c : chain) {
+      Json j = ToJson(*c);
+      if (!code) j.erase("code");
+      lineage.push_back(j);
+    }
+    Json entry = {{"task", task}, {"best_candidate", chain.back()->id}, {"lineage", lineage}};
+    // What the run recorded when it finished the task: the evidence, the final comparison, the load.
+    if (info.summary.is_array())
+      for (const Json& t : info.summary)
+        if (t.is_object() && t.value("task", "") == task) entry["result"] = t;
+    tasks.push_back(entry);
+  }
+  const run::LlmTotals t = run::SumLlmCalls(calls);
+  Json rejected = Json::array();
+  for (const Json& c : calls)
+    if (c.contains("rejected"))
+      rejected.push_back({{"task", c.value("task", "")},
+                          {"role", c.value("agent_role", c.value("role", ""))},
+                          {"key", c.value("key", "")},
+                          {"reason", c.value("rejected", "")}});
+  return {{"run", info.id},
+          {"created_at", info.created_at},
+          {"status", info.status},
+          {"hardware", info.config.value("hardware", Json(nullptr))},
+          {"tasks", tasks},
+          {"rejected", rejected},
+          {"llm",
+           {{"calls", t.calls},
+            {"input_tokens", t.input_tokens},
+            {"output_tokens", t.output_tokens},
+            {"cost_usd", t.cost_usd},
+            {"priced_calls", t.priced},
+            {"unpriced_calls", t.unpriced}}}};
+}
+
 void RegisterShow(CLI::App& app) {
   auto* cmd = app.add_subcommand("show", "a run's best kernel per task and the lineage of plans that led to it");
   static std::string db = "accelopt.db";
   static int64_t run = 0;
-  static bool code = true;
+  static bool code = true, json = false;
   cmd->add_option("RUN", run, "run id")->required();
   cmd->add_option("--db", db, "the store (SQLite file)");
   cmd->add_flag("!--no-code", code, "do not print the best kernels' code");
+  cmd->add_flag("--json", json,
+                "print JSON: the run, its hardware profile, per task the lineage from baseline to best (each "
+                "candidate with its profile), unused answers and LLM totals");
   cmd->callback([] {
     auto store = Open(db);
     auto info = Must(store->GetRun(run));
     if (!info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db)};
-    fmt::print("run {} ({}, {})\n", info->id, info->created_at, info->status);
-    PrintRunHardware(info->config);
     auto candidates = Must(store->ListCandidates(run, ""));
     std::map<int64_t, const Candidate*> by_id;
     std::map<std::string, std::vector<const Candidate*>> by_task;
@@ -150,21 +192,32 @@ void RegisterShow(CLI::App& app) {
     if (info->summary.is_array())
       for (const Json& t : info->summary)
         if (t.is_object() && t.contains("task")) summaries[t.value("task", "")] = &t;
+    std::map<std::string, std::vector<const Candidate*>> lineages;  // oldest first
     for (const auto& [task, all] : by_task) {
       const Candidate* b = BestByEvidence(all).candidate;
       const Json* summary = summaries.count(task) ? summaries[task] : nullptr;
       if (summary && by_id.count(summary->value("best_candidate", int64_t{0})))
         b = by_id[summary->value("best_candidate", int64_t{0})];
       if (!b) continue;
-      std::vector<const Candidate*> chain;
+      std::vector<const Candidate*>& chain = lineages[task];
       for (const Candidate* c = b; c; c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
-        chain.push_back(c);
+        chain.insert(chain.begin(), c);
+    }
+    const std::vector<Json> calls = Must(store->ListLlmCalls(run));
+    if (json) {
+      fmt::print("{}\n", DumpJson(ShowJson(*info, lineages, calls, code), 2));
+      return;
+    }
+    fmt::print("run {} ({}, {})\n", info->id, info->created_at, info->status);
+    PrintRunHardware(info->config);
+    for (const auto& [task, chain] : lineages) {
+      const Candidate* b = chain.back();
       fmt::print("\n== {}: best candidate {} ({})\n", task, b->id, MeasureOf(*b));
+      const Json* summary = summaries.count(task) ? summaries[task] : nullptr;
       if (summary && summary->contains("speedup_vs_baseline") && (*summary)["speedup_vs_baseline"].is_object())
         if (auto direct = PairedSpeedupFromJson((*summary)["speedup_vs_baseline"]))
           fmt::print("  against the baseline, side by side: {}\n", PairedSpeedupText(*direct));
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-        const auto* c = *it;
+      for (const Candidate* c : chain) {
         std::string plan = c->plan.empty() ? "(baseline)" : c->plan.substr(0, c->plan.find('\n'));
         fmt::print("  iteration {:>2}  candidate {:>4}  {:>24}{}  {}\n", c->iteration, c->id, MeasureOf(*c),
                    c->profile.disturbed ? " (disturbed)" : "", plan);
@@ -178,7 +231,6 @@ void RegisterShow(CLI::App& app) {
       }
       if (code) fmt::print("\n{}\n", b->code);
     }
-    const std::vector<Json> calls = Must(store->ListLlmCalls(run));
     const run::LlmTotals t = run::SumLlmCalls(calls);
     PrintRejected(calls);
     std::string cost_text = t.unpriced == 0 ? fmt::format("${:.4f}", t.cost_usd)
@@ -275,11 +327,23 @@ void RegisterMemory(CLI::App& app) {
   cmd->require_subcommand(1);
   static std::string db = "accelopt.db", name = "shared", file;
   static int64_t id = 0;
+  static bool list_json = false, show_json = false;
   auto* list = cmd->add_subcommand("list", "memories and their lessons, newest first");
   list->add_option("--db", db, "the store (SQLite file)");
+  list->add_flag("--json", list_json, "print JSON: [{memory, lessons: [each lesson in full]}]");
   list->callback([] {
     auto store = Open(db);
     auto memories = Must(store->ListMemories());
+    if (list_json) {
+      Json out = Json::array();
+      for (const auto& [memory, count] : memories) {
+        Json lessons = Json::array();
+        for (const auto& l : Must(store->ListLessons(memory, 0))) lessons.push_back(LessonJson(l));
+        out.push_back({{"memory", memory}, {"lessons", lessons}});
+      }
+      fmt::print("{}\n", DumpJson(out, 2));
+      return;
+    }
     if (memories.empty()) fmt::print("no lessons in {}: memories fill as `accelopt optimize` learns\n", db);
     for (const auto& [memory, count] : memories) {
       fmt::print("{} ({} lessons)\n", memory, count);
@@ -291,9 +355,14 @@ void RegisterMemory(CLI::App& app) {
   auto* show = cmd->add_subcommand("show", "one lesson in full");
   show->add_option("ID", id, "lesson id")->required();
   show->add_option("--db", db, "the store (SQLite file)");
+  show->add_flag("--json", show_json, "print JSON: the lesson, its memory and the run and candidates it came from");
   show->callback([] {
     auto stored = Must(Open(db)->GetLesson(id));
     if (!stored) throw Exit{kExitError, fmt::format("no lesson {}", id)};
+    if (show_json) {
+      fmt::print("{}\n", DumpJson(LessonJson(*stored), 2));
+      return;
+    }
     const Lesson& l = stored->lesson;
     fmt::print("lesson {} in memory '{}': task {}, {:.2f}x, run {} (candidates {} -> {})\n\n{}\n", l.id, stored->memory,
                l.tags.task, l.speedup, stored->run_id, stored->slow_candidate, stored->fast_candidate, l.text);

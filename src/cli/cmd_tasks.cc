@@ -38,7 +38,8 @@ void RegisterTasks(CLI::App& app) {
   cmd->add_option("--target", eval_flags.target, "the target whose tasks and peaks to show (see `accelopt targets`)");
   cmd->add_option("--evaluator", eval_flags.evaluator, "the external target's evaluator program and arguments");
   cmd->callback([] {
-    auto tasks = LoadSuiteOrExit(flags.suite_dir);
+    const suite::Suite suite = LoadSuiteOrExit(flags.suite_dir);
+    const std::vector<suite::Task>& tasks = suite.tasks;
     targets::TargetSettings settings = TargetSettingsFor(eval_flags);
     settings.calibrate_if_missing = false;  // listing measures nothing
     auto target = MakeTargetOrExit(settings, TargetNameFor(eval_flags, {}));
@@ -96,6 +97,9 @@ void RegisterTasks(CLI::App& app) {
                    FormatSeconds(t.seconds), suite::ShapeText(bound->params), task.description);
       }
     }
+    // A folder that does not load is listed with its error; the others stay usable.
+    for (const auto& b : suite.broken)
+      if (json) out.push_back({{"task", b.name}, {"error", b.error}});
     if (json) fmt::print("{}\n", DumpJson(out, 2));
     if (!json && !code_tasks.empty()) {
       fmt::print("{}code tasks (run on the code target; no percentage of peak):\n", any_kernel ? "\n" : "");
@@ -108,6 +112,10 @@ void RegisterTasks(CLI::App& app) {
       fmt::print("\n({} task(s) have no reference and baseline{} for the {} target: {})\n", unsupported.size(),
                  target->Describe().file_extension.empty() ? "" : " " + target->Describe().file_extension,
                  target->name(), fmt::format("{}", fmt::join(unsupported, ", ")));
+    if (!json && !suite.broken.empty()) {
+      fmt::print("\n{} task folder(s) do not load (the other tasks are usable):\n", suite.broken.size());
+      for (const auto& b : suite.broken) fmt::print("  {}: {}\n", b.name, b.error);
+    }
     if (!json && !too_large.empty()) {
       fmt::print("\n(!) too large for this machine's memory; an evaluation would be refused:\n");
       for (const auto& line : too_large) fmt::print("  {}\n", line);

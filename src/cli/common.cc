@@ -14,18 +14,20 @@ void AddSuiteFlag(CLI::App& app, CommonFlags& flags) {
   app.add_option("--suite", flags.suite_dir, "task suite folder (default: ./suite, or $ACCELOPT_SUITE)");
 }
 
-std::vector<suite::Task> LoadSuiteOrExit(const std::string& suite_dir) {
-  auto tasks = suite::LoadSuite(suite_dir.empty() ? DefaultSuiteDir() : suite_dir);
-  if (!tasks) throw Exit{kExitError, tasks.error().message};
-  if (tasks->empty())
-    throw Exit{kExitError, "no tasks found in " + (suite_dir.empty() ? DefaultSuiteDir() : suite_dir)};
-  return std::move(*tasks);
+suite::Suite LoadSuiteOrExit(const std::string& suite_dir) {
+  const std::string dir = suite_dir.empty() ? DefaultSuiteDir() : suite_dir;
+  auto suite = suite::ScanSuite(dir);
+  if (!suite) throw Exit{kExitError, suite.error().message};
+  if (suite->tasks.empty() && suite->broken.empty()) throw Exit{kExitError, "no tasks found in " + dir};
+  return std::move(*suite);
 }
 
-std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& tasks,
-                                            const std::vector<std::string>& names) {
+std::vector<const suite::Task*> SelectTasks(const suite::Suite& suite, const std::vector<std::string>& names) {
+  const std::vector<suite::Task>& tasks = suite.tasks;
   std::vector<const suite::Task*> out;
   if (names.empty()) {
+    for (const auto& b : suite.broken) fmt::print(stderr, "task '{}' is left out: {}\n", b.name, b.error);
+    if (tasks.empty()) throw Exit{kExitError, "no task of the suite loads (each is named above with its error)"};
     for (const auto& t : tasks) out.push_back(&t);
     return out;
   }
@@ -35,6 +37,8 @@ std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& task
       fmt::print(stderr, "task '{}' is named more than once: taken once\n", name);
       continue;
     }
+    if (const suite::BrokenTask* broken = suite.FindBroken(name))
+      throw Exit{kExitError, "task '" + name + "' does not load: " + broken->error};
     const suite::Task* found = nullptr;
     for (const auto& t : tasks)
       if (t.name == name) found = &t;

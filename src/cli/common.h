@@ -37,11 +37,13 @@ void AddSuiteFlag(CLI::App& app, CommonFlags& flags);
 using EvalFlags = run::EvalConfig;
 void AddEvalFlags(CLI::App& app, EvalFlags& flags);
 
-/// The suite, or Exit with the loader's message.
-std::vector<suite::Task> LoadSuiteOrExit(const std::string& suite_dir);
-/// Selected tasks by name (all when `names` is empty); unknown names exit with the known list.
-std::vector<const suite::Task*> SelectTasks(const std::vector<suite::Task>& tasks,
-                                            const std::vector<std::string>& names);
+/// The suite: its tasks that load and its broken folders with their errors.
+/// Exit when the folder cannot be listed or holds no task folder at all.
+suite::Suite LoadSuiteOrExit(const std::string& suite_dir);
+/// Selected tasks by name (all that load when `names` is empty, each broken
+/// one named on stderr as left out); an unknown name exits with the known
+/// list, a broken task's name with its error.
+std::vector<const suite::Task*> SelectTasks(const suite::Suite& suite, const std::vector<std::string>& names);
 
 /// The target named by the flags, else the one for these tasks' kind: cpu for
 /// kernels, code for code tasks. Exit when the tasks are of both kinds.

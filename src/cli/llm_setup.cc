@@ -1,5 +1,6 @@
 #include "cli/llm_setup.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -23,6 +24,19 @@ void AddLlmFlags(CLI::App& app, LlmFlags& flags) {
       ->check(CLI::IsMember({"low", "medium", "high"}));
   app.add_option("--thinking-budget", flags.override_.thinking_budget_tokens,
                  "Anthropic extended thinking budget in tokens for every role");
+}
+
+void AddBudgetFlag(CLI::App& app, std::optional<double>& budget_usd) {
+  app.add_option("--budget", budget_usd,
+                 "money budget in dollars for the whole run, resumes included (replaces llm.budget.usd); no new "
+                 "model call starts once it is spent")
+      ->check([](const std::string& text) -> std::string {
+        char* end = nullptr;
+        const double usd = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(usd) || usd < 0)
+          return "expected dollars, a finite number 0 or more, got '" + text + "'";
+        return "";
+      });
 }
 
 std::string ConfigPathFor(const LlmFlags& flags) {

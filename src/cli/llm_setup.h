@@ -3,6 +3,7 @@
 /// by every subcommand that talks to one.
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "llm/config.h"
@@ -14,6 +15,8 @@ struct LlmFlags {
   llm::ModelOverride override_;
 };
 void AddLlmFlags(CLI::App& app, LlmFlags& flags);
+/// --budget DOLLARS: a run's money budget (optimize and resume).
+void AddBudgetFlag(CLI::App& app, std::optional<double>& budget_usd);
 
 /// The configuration from the file and the flags. Exit on a bad file.
 llm::LlmConfig LlmConfigFor(const LlmFlags& flags);

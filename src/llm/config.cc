@@ -2,7 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
+
+#include <fmt/core.h>
 
 #include "core/json_io.h"
 #include "core/paths.h"
@@ -20,22 +24,55 @@ class Reader {
     if (node.IsDefined() && node.Mark().line >= 0) where += " (line " + std::to_string(node.Mark().line + 1) + ")";
     return Error{where + ": " + what};
   }
+  /// A key of `node` not in `known` (a misspelt `budjet:`) is an error naming it and its line.
+  Status OnlyKnown(const YAML::Node& node, const std::string& field, std::initializer_list<const char*> known) const {
+    if (!node.IsMap()) return Ok{};
+    for (const auto& item : node) {
+      const std::string key = item.first.Scalar();
+      if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) != known.end()) continue;
+      std::string names;
+      for (const char* k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+      return Fail(field.empty() ? key : field + "." + key, item.first, "unknown key (known: " + names + ")");
+    }
+    return Ok{};
+  }
+  /// A scalar of type T; a text where a number belongs, a list where a value
+  /// belongs, or a number that is NaN or infinite is an error naming the field.
   template <typename T>
   Status Get(const YAML::Node& parent, const char* key, const std::string& field, T& out) const {
     YAML::Node node = parent[key];
     if (!node.IsDefined() || node.IsNull()) return Ok{};
+    const char* expected = std::is_same_v<T, bool>       ? "expected true or false"
+                           : std::is_integral_v<T>       ? "expected a whole number"
+                           : std::is_floating_point_v<T> ? "expected a finite number"
+                                                         : "expected a text value";
     try {
+      if (!node.IsScalar()) return Fail(field + "." + key, node, expected);
       out = node.as<T>();
     } catch (const YAML::Exception&) {
-      return Fail(field + "." + key, node, std::is_arithmetic_v<T> ? "expected a number" : "expected a text value");
+      return Fail(field + "." + key, node, expected);
     }
+    if constexpr (std::is_floating_point_v<T>)
+      if (!std::isfinite(out)) return Fail(field + "." + key, node, expected);
+    return Ok{};
+  }
+  /// As Get, and the number must be at least `least` (`strict`: above it).
+  template <typename T>
+  Status GetAtLeast(const YAML::Node& parent, const char* key, const std::string& field, T& out, T least,
+                    bool strict) const {
+    if (auto s = Get(parent, key, field, out); !s) return s;
+    if (!parent[key].IsDefined() || parent[key].IsNull()) return Ok{};
+    if (out < least || (strict && out == least))
+      return Fail(field + "." + key, parent[key],
+                  fmt::format("must be {} {}, got {}", strict ? "above" : "at least", least, out));
     return Ok{};
   }
   template <typename T>
-  Status GetOptional(const YAML::Node& parent, const char* key, const std::string& field, std::optional<T>& out) const {
+  Status GetOptionalAtLeast(const YAML::Node& parent, const char* key, const std::string& field, std::optional<T>& out,
+                            T least, bool strict) const {
     if (!parent[key].IsDefined() || parent[key].IsNull()) return Ok{};
     T value{};
-    if (auto s = Get(parent, key, field, value); !s) return s;
+    if (auto s = GetAtLeast(parent, key, field, value, least, strict); !s) return s;
     out = value;
     return Ok{};
   }
@@ -66,6 +103,11 @@ Result<BackendConfig> ReadBackend(const Reader& r, const std::string& name, cons
   std::string field = "llm.backends." + name;
   if (!node.IsMap()) return r.Fail(field, node, "expected a mapping");
   BackendConfig b;
+  if (auto s = r.OnlyKnown(node, field,
+                           {"kind", "base_url", "model", "api_key_env", "timeout_seconds", "connect_timeout_seconds",
+                            "max_concurrency", "path", "dir", "answer_timeout_seconds", "extra_body"});
+      !s)
+    return s.error();
   if (auto s = r.Get(node, "kind", field, b.kind); !s) return s.error();
   if (b.kind != "openai" && b.kind != "anthropic" && b.kind != "scripted" && b.kind != "exchange")
     return r.Fail(field + ".kind", node["kind"],
@@ -74,12 +116,12 @@ Result<BackendConfig> ReadBackend(const Reader& r, const std::string& name, cons
   if (s) s = r.Get(node, "base_url", field, b.http.base_url);
   if (s) s = r.Get(node, "model", field, b.http.model);
   if (s) s = r.Get(node, "api_key_env", field, b.http.api_key_env);
-  if (s) s = r.Get(node, "timeout_seconds", field, b.http.timeout_seconds);
-  if (s) s = r.Get(node, "connect_timeout_seconds", field, b.http.connect_timeout_seconds);
+  if (s) s = r.GetAtLeast(node, "timeout_seconds", field, b.http.timeout_seconds, 0.0, true);
+  if (s) s = r.GetAtLeast(node, "connect_timeout_seconds", field, b.http.connect_timeout_seconds, 0.0, true);
   if (s) s = r.Get(node, "max_concurrency", field, b.max_concurrency);
   if (s) s = r.Get(node, "path", field, b.scripted.path);
   if (s) s = r.Get(node, "dir", field, b.exchange.dir);
-  if (s) s = r.Get(node, "answer_timeout_seconds", field, b.exchange.timeout_seconds);
+  if (s) s = r.GetAtLeast(node, "answer_timeout_seconds", field, b.exchange.timeout_seconds, 0.0, true);
   if (!s) return s.error();
   if (node["extra_body"]) {
     if (!node["extra_body"].IsMap()) return r.Fail(field + ".extra_body", node["extra_body"], "expected a mapping");
@@ -94,11 +136,13 @@ Result<RoleSettings> ReadRole(const Reader& r, const std::string& name, const YA
   std::string field = "llm.roles." + name;
   if (!node.IsMap()) return r.Fail(field, node, "expected a mapping");
   RoleSettings role;
-  Status s = r.Get(node, "backend", field, role.backend);
-  if (s) s = r.GetOptional(node, "temperature", field, role.temperature);
-  if (s) s = r.GetOptional(node, "max_tokens", field, role.max_tokens);
+  Status s =
+      r.OnlyKnown(node, field, {"backend", "temperature", "max_tokens", "reasoning_effort", "thinking_budget_tokens"});
+  if (s) s = r.Get(node, "backend", field, role.backend);
+  if (s) s = r.GetOptionalAtLeast(node, "temperature", field, role.temperature, 0.0, false);
+  if (s) s = r.GetOptionalAtLeast(node, "max_tokens", field, role.max_tokens, 0, true);
   if (s) s = r.Get(node, "reasoning_effort", field, role.reasoning_effort);
-  if (s) s = r.Get(node, "thinking_budget_tokens", field, role.thinking_budget_tokens);
+  if (s) s = r.GetAtLeast(node, "thinking_budget_tokens", field, role.thinking_budget_tokens, 0, false);
   if (!s) return s.error();
   if (role.backend.empty()) return r.Fail(field + ".backend", node, "missing: which backend serves this role");
   return role;
@@ -121,12 +165,18 @@ Result<LlmConfig> LoadLlmConfig(const std::string& path) {
     return Error{path + ": expected a mapping at the top level (with an `llm:` section), got " +
                  (root.IsScalar() ? "a single value" : "a list")};
   YAML::Node llm = root["llm"];
-  if (!llm) return config;
   Reader r(path);
+  // accelopt.yaml holds the `llm:` section only: anything else is a misspelling, never a setting left out.
+  if (auto s = r.OnlyKnown(root, "", {"llm"}); !s) return s.error();
+  if (!llm) return config;
   if (!llm.IsMap()) return r.Fail("llm", llm, "expected a mapping with `backends:` and `roles:`");
+  if (auto s = r.OnlyKnown(llm, "llm", {"backends", "roles", "retry", "budget", "prices"}); !s) return s.error();
   for (const char* section : {"backends", "roles"})
     if (llm[section] && !llm[section].IsMap())
       return r.Fail(std::string("llm.") + section, llm[section], "expected a mapping of names to settings");
+  for (const char* section : {"retry", "budget"})
+    if (llm[section] && !llm[section].IsMap())
+      return r.Fail(std::string("llm.") + section, llm[section], "expected a mapping");
   try {
     if (llm["backends"])
       for (const auto& item : llm["backends"]) {
@@ -146,15 +196,17 @@ Result<LlmConfig> LoadLlmConfig(const std::string& path) {
     Status s = Ok{};
     if (llm["retry"]) {
       const YAML::Node& n = llm["retry"];
-      if (s) s = r.Get(n, "max_attempts", "llm.retry", config.retry.max_attempts);
-      if (s) s = r.Get(n, "base_delay_seconds", "llm.retry", config.retry.base_delay_seconds);
-      if (s) s = r.Get(n, "max_delay_seconds", "llm.retry", config.retry.max_delay_seconds);
+      if (s) s = r.OnlyKnown(n, "llm.retry", {"max_attempts", "base_delay_seconds", "max_delay_seconds"});
+      if (s) s = r.GetAtLeast(n, "max_attempts", "llm.retry", config.retry.max_attempts, 1, false);
+      if (s) s = r.GetAtLeast(n, "base_delay_seconds", "llm.retry", config.retry.base_delay_seconds, 0.0, false);
+      if (s) s = r.GetAtLeast(n, "max_delay_seconds", "llm.retry", config.retry.max_delay_seconds, 0.0, false);
     }
     if (llm["budget"]) {
       const YAML::Node& n = llm["budget"];
-      if (s) s = r.GetOptional(n, "usd", "llm.budget", config.budget.usd);
-      if (s) s = r.GetOptional(n, "tokens", "llm.budget", config.budget.tokens);
-      if (s) s = r.GetOptional(n, "wall_seconds", "llm.budget", config.budget.wall_seconds);
+      if (s) s = r.OnlyKnown(n, "llm.budget", {"usd", "tokens", "wall_seconds"});
+      if (s) s = r.GetOptionalAtLeast(n, "usd", "llm.budget", config.budget.usd, 0.0, false);
+      if (s) s = r.GetOptionalAtLeast(n, "tokens", "llm.budget", config.budget.tokens, 0L, true);
+      if (s) s = r.GetOptionalAtLeast(n, "wall_seconds", "llm.budget", config.budget.wall_seconds, 0.0, true);
     }
     if (s) s = r.Get(llm, "prices", "llm", config.prices_path);
     if (!s) return s.error();
@@ -208,7 +260,10 @@ Status ApplyBackend(const ModelOverride& o, LlmConfig& config) {
 }  // namespace
 
 Status ApplyOverride(const ModelOverride& o, LlmConfig& config) {
+  if (o.budget_usd && (!std::isfinite(*o.budget_usd) || *o.budget_usd < 0))
+    return Error{fmt::format("--budget: expected a finite number of dollars, 0 or more, got {}", *o.budget_usd)};
   if (auto s = ApplyBackend(o, config); !s) return s;
+  if (o.budget_usd) config.budget.usd = o.budget_usd;
   ApplySampling(o, config);
   return Ok{};
 }

@@ -49,6 +49,7 @@ struct ModelOverride {
   std::optional<int> max_tokens;
   std::string reasoning_effort;
   std::optional<int> thinking_budget_tokens;
+  std::optional<double> budget_usd;  ///< the run's money budget in USD (replaces llm.budget.usd)
 };
 Status ApplyOverride(const ModelOverride& o, LlmConfig& config);
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "testing/temp_dir.h"
@@ -52,9 +53,48 @@ TEST_F(ConfigFile, OneBackendServesEveryRole) {
 }
 
 TEST_F(ConfigFile, NoLlmSectionIsAnEmptyConfig) {
-  auto c = Load("other: 1\n");
+  auto c = Load("# nothing configured yet\n");
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->configured());
+}
+
+// A misspelt `budjet:` was ignored (the run then had no budget at all), and
+// impossible numbers were taken: each is an error naming the key and its line.
+TEST_F(ConfigFile, UnknownKeysAndImpossibleValuesAreErrorsNamingKeyAndLine) {
+  const std::string backends = "llm:\n  backends:\n    x: {kind: openai, model: m}\n";
+  auto error = [&](const std::string& yaml) {
+    auto c = Load(yaml);
+    EXPECT_FALSE(c.ok()) << "accepted:\n" << yaml;
+    return c.ok() ? std::string() : c.error().message;
+  };
+  std::string e = error(backends + "  budjet: {usd: 0.40}\n");
+  EXPECT_NE(e.find("accelopt.yaml: field 'llm.budjet' (line 4): unknown key (known: backends, roles, retry, budget, "
+                   "prices)"),
+            std::string::npos)
+      << e;
+  e = error(backends + "  budget: {dollars: 1}\n");
+  EXPECT_NE(e.find("field 'llm.budget.dollars' (line 4): unknown key"), std::string::npos) << e;
+  e = error("lm:\n  backends: {}\n");
+  EXPECT_NE(e.find("field 'lm' (line 1): unknown key (known: llm)"), std::string::npos) << e;
+  e = error("llm:\n  backends:\n    x: {kind: openai, modle: m}\n");
+  EXPECT_NE(e.find("field 'llm.backends.x.modle' (line 3)"), std::string::npos) << e;
+  e = error(backends + "  roles:\n    planner: {backend: x, temprature: 0}\n");
+  EXPECT_NE(e.find("field 'llm.roles.planner.temprature' (line 5)"), std::string::npos) << e;
+  for (const char* usd : {".nan", "-1", ".inf", "-.inf", "cheap", "[1]"}) {
+    e = error(backends + "  budget:\n    usd: " + usd + "\n");
+    EXPECT_NE(e.find("field 'llm.budget.usd' (line 5)"), std::string::npos) << usd << ": " << e;
+  }
+  e = error(backends + "  budget: {tokens: 0}\n");
+  EXPECT_NE(e.find("field 'llm.budget.tokens' (line 4): must be above 0"), std::string::npos) << e;
+  e = error(backends + "  budget: {tokens: 1.5}\n");
+  EXPECT_NE(e.find("llm.budget.tokens"), std::string::npos) << e;
+  e = error(backends + "  roles:\n    planner: {backend: x, temperature: -0.5}\n");
+  EXPECT_NE(e.find("llm.roles.planner.temperature"), std::string::npos) << e;
+  e = error(backends + "  retry: {max_attempts: 0}\n");
+  EXPECT_NE(e.find("llm.retry.max_attempts"), std::string::npos) << e;
+  auto fine = Load(backends + "  budget: {usd: 0, tokens: 1000, wall_seconds: 60}\n");
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_EQ(*fine->budget.usd, 0);
 }
 
 // Found by fuzz_stored_json: a file whose top level is not a mapping aborted
@@ -108,6 +148,22 @@ TEST(ModelOverride, CommandLineServerServesEveryRole) {
 
 namespace accelopt::llm {
 namespace {
+
+// --budget replaces the file's money budget; an impossible one is refused by name.
+TEST(ModelOverride, BudgetReplacesTheFilesAndMustBeFinite) {
+  LlmConfig c;
+  c.budget.usd = 10;
+  ModelOverride o;
+  o.budget_usd = 0.4;
+  ASSERT_TRUE(ApplyOverride(o, c).ok());
+  EXPECT_EQ(*c.budget.usd, 0.4);
+  for (double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+    o.budget_usd = bad;
+    auto s = ApplyOverride(o, c);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.error().message.find("--budget"), std::string::npos) << s.error().message;
+  }
+}
 
 TEST(ModelOverride, SamplingAppliesToEveryRole) {
   LlmConfig c;

@@ -7,6 +7,8 @@
 #include <random>
 #include <thread>
 
+#include <fmt/core.h>
+
 #include "core/clock.h"
 
 namespace accelopt::llm {
@@ -115,17 +117,26 @@ Result<std::pair<std::string, std::string>> LlmClient::Describe(const std::strin
   return std::pair{model->backend(), model->model()};
 }
 
+std::optional<Price> LlmClient::PriceOf(const std::string& agent_role) const {
+  auto described = Describe(agent_role);
+  if (!described) return std::nullopt;
+  return prices_.Find(described->second);
+}
+
 std::optional<std::string> LlmClient::BudgetRefusal(const std::string& model) const {
   std::lock_guard lock(mu_);
   if (budget_.wall_seconds && SecondsSince(created_) >= *budget_.wall_seconds)
     return "wall-time budget of " + std::to_string(*budget_.wall_seconds) + " s is spent";
-  if (budget_.tokens && totals_.input_tokens + totals_.output_tokens >= *budget_.tokens)
+  if (budget_.tokens && budget_.spent_tokens + totals_.input_tokens + totals_.output_tokens >= *budget_.tokens)
     return "token budget of " + std::to_string(*budget_.tokens) + " is spent";
   if (budget_.usd) {
     if (!prices_.Find(model))
       return "a money budget is set but the price of model '" + model +
              "' is unknown (add it to the price table to use it under a money budget)";
-    if (totals_.cost_usd >= *budget_.usd) return "money budget of $" + std::to_string(*budget_.usd) + " is spent";
+    if (budget_.spent_usd + totals_.cost_usd >= *budget_.usd)
+      return fmt::format(
+          "money budget of ${:.4f} is spent (${:.4f}{})", *budget_.usd, budget_.spent_usd + totals_.cost_usd,
+          budget_.spent_usd > 0 ? fmt::format(", ${:.4f} of it before this session", budget_.spent_usd) : "");
   }
   return std::nullopt;
 }
@@ -241,8 +252,9 @@ void LlmClient::AddListener(std::function<void(const CallRecord&)> listener) {
 std::optional<std::string> LlmClient::BudgetSpent() const {
   std::lock_guard lock(mu_);
   if (budget_.wall_seconds && SecondsSince(created_) >= *budget_.wall_seconds) return "wall-time budget spent";
-  if (budget_.tokens && totals_.input_tokens + totals_.output_tokens >= *budget_.tokens) return "token budget spent";
-  if (budget_.usd && totals_.cost_usd >= *budget_.usd) return "money budget spent";
+  if (budget_.tokens && budget_.spent_tokens + totals_.input_tokens + totals_.output_tokens >= *budget_.tokens)
+    return "token budget spent";
+  if (budget_.usd && budget_.spent_usd + totals_.cost_usd >= *budget_.usd) return "money budget spent";
   return std::nullopt;
 }
 

@@ -41,6 +41,10 @@ struct Budget {
   std::optional<double> usd;
   std::optional<long> tokens;          ///< input + output tokens
   std::optional<double> wall_seconds;  ///< since the client was created
+  /// Spent before this client was made (by a run's earlier sessions), counted
+  /// against `usd` and `tokens`: a run's budget is its total across resumes.
+  double spent_usd = 0;
+  long spent_tokens = 0;
 };
 
 struct AttemptRecord {
@@ -108,6 +112,8 @@ class LlmClient {
   std::optional<std::string> BudgetSpent() const;
   /// The backend and model serving a role; Error for an unknown role.
   Result<std::pair<std::string, std::string>> Describe(const std::string& agent_role) const;
+  /// The price of the model serving a role: nullopt when the role or its price is unknown.
+  std::optional<Price> PriceOf(const std::string& agent_role) const;
 
  private:
   class Slots;

@@ -254,6 +254,27 @@ TEST_F(Client, MoneyBudgetNeedsAKnownPriceAndStops) {
   EXPECT_EQ(server_.request_count(), 1);
 }
 
+// With $0.40 set, one kill and one resume once spent $0.825: each session
+// began at zero. What a run's earlier sessions spent counts against its budget.
+TEST_F(Client, SpendingBeforeThisClientCountsAgainstTheBudget) {
+  Budget money{0.40, std::nullopt, std::nullopt};
+  money.spent_usd = 0.40;
+  auto client = Make("openai", Fast(), money);
+  auto refused = client->Chat("planner", {{"user", "x"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("money budget of $0.4000 is spent ($0.4000, $0.4000 of it before this "
+                                         "session)"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(client->BudgetSpent().value_or(""), "money budget spent");
+  Budget tokens{std::nullopt, 30, std::nullopt};
+  tokens.spent_tokens = 20;
+  auto second = Make("openai", Fast(), tokens);
+  EXPECT_TRUE(second->Chat("planner", {{"user", "x"}}).ok());  // 20 + 18 tokens
+  EXPECT_FALSE(second->Chat("planner", {{"user", "x"}}).ok());
+  EXPECT_EQ(server_.request_count(), 1);
+}
+
 TEST_F(Client, WallTimeBudget) {
   auto client = Make("openai", Fast(), Budget{std::nullopt, std::nullopt, 0.0});
   auto refused = client->Chat("planner", {{"user", "x"}});

@@ -3,6 +3,8 @@
 #include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
+
 namespace accelopt::llm {
 
 Result<PriceTable> PriceTable::Load(const std::string& path) {
@@ -17,18 +19,30 @@ Result<PriceTable> PriceTable::Load(const std::string& path) {
   PriceTable table;
   const YAML::Node models = root["models"];
   if (!models || !models.IsMap()) return Error{path + ": expected a mapping 'models:' of model names to prices"};
+  auto line = [](const YAML::Node& node) {
+    return node.Mark().line >= 0 ? " (line " + std::to_string(node.Mark().line + 1) + ")" : std::string();
+  };
   for (const auto& item : models) {
     std::string name = item.first.as<std::string>();
+    const std::string where = path + ": model '" + name + "'";
+    if (!item.second.IsMap())
+      return Error{where + line(item.second) + ": expected {input: USD, output: USD} per million tokens"};
+    for (const auto& field : item.second)
+      if (field.first.Scalar() != "input" && field.first.Scalar() != "output")
+        return Error{where + line(field.first) + ": unknown key '" + field.first.Scalar() + "' (known: input, output)"};
     Price price;
     for (auto [key, slot] :
          {std::pair{"input", &price.input_per_million}, std::pair{"output", &price.output_per_million}}) {
+      const YAML::Node node = item.second[key];
+      if (!node) return Error{where + line(item.second) + ": missing '" + key + "'"};
       try {
-        if (!item.second[key]) return Error{path + ": model '" + name + "': missing '" + key + "'"};
-        *slot = item.second[key].as<double>();
+        *slot = node.as<double>();
       } catch (const YAML::Exception&) {
-        return Error{path + ": model '" + name + "': '" + key + "' must be a number (USD per million tokens)"};
+        return Error{where + line(node) + ": '" + key + "' must be a number (USD per million tokens)"};
       }
-      if (*slot < 0) return Error{path + ": model '" + name + "': '" + key + "' is negative"};
+      if (!std::isfinite(*slot) || *slot < 0)
+        return Error{where + line(node) + ": '" + key + "' must be a finite number, 0 or more (USD per million " +
+                     "tokens), got " + node.Scalar()};
     }
     table.Set(name, price);
   }

@@ -40,11 +40,31 @@ TEST(PriceTable, LoadErrorsNameTheModelAndField) {
   std::ofstream(path) << "models:\n  m1: {input: 1}\n";
   auto missing = PriceTable::Load(path);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("model 'm1': missing 'output'"), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find("model 'm1' (line 2): missing 'output'"), std::string::npos)
+      << missing.error().message;
   std::ofstream(path) << "models:\n  m1: {input: cheap, output: 1}\n";
   auto typed = PriceTable::Load(path);
   ASSERT_FALSE(typed.ok());
   EXPECT_NE(typed.error().message.find("'input' must be a number"), std::string::npos) << typed.error().message;
+}
+
+// A price that is NaN, infinite or negative made every cost meaningless (and a
+// money budget with it): an error naming the model, the key and its line.
+TEST(PriceTable, ImpossiblePricesAndUnknownKeysAreErrors) {
+  testing::TempDir dir;
+  std::string path = dir.path() + "/prices.yaml";
+  for (const char* value : {".nan", ".inf", "-0.5"}) {
+    std::ofstream(path) << "models:\n  m1: {input: 1, output: 1}\n  m2:\n    input: " << value << "\n    output: 1\n";
+    auto table = PriceTable::Load(path);
+    ASSERT_FALSE(table.ok()) << value;
+    EXPECT_NE(table.error().message.find("model 'm2' (line 4): 'input' must be a finite number"), std::string::npos)
+        << table.error().message;
+  }
+  std::ofstream(path) << "models:\n  m1: {input: 1, ouput: 1}\n";
+  auto misspelt = PriceTable::Load(path);
+  ASSERT_FALSE(misspelt.ok());
+  EXPECT_NE(misspelt.error().message.find("model 'm1' (line 2): unknown key 'ouput'"), std::string::npos)
+      << misspelt.error().message;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ Json ToJson(const RunConfig& c) {
   if (m.temperature) llm["temperature"] = *m.temperature;
   if (m.max_tokens) llm["max_tokens"] = *m.max_tokens;
   if (m.thinking_budget_tokens) llm["thinking_budget_tokens"] = *m.thinking_budget_tokens;
+  if (m.budget_usd) llm["budget_usd"] = *m.budget_usd;
   return {{"tasks", c.tasks},
           {"memory", c.memory},
           {"shape", c.shape},
@@ -83,6 +84,7 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
     if (l.contains("temperature")) c.model.temperature = l["temperature"].get<double>();
     if (l.contains("max_tokens")) c.model.max_tokens = l["max_tokens"].get<int>();
     if (l.contains("thinking_budget_tokens")) c.model.thinking_budget_tokens = l["thinking_budget_tokens"].get<int>();
+    if (l.contains("budget_usd")) c.model.budget_usd = l["budget_usd"].get<double>();
     const Json& e = j.at("eval");
     c.eval.target = e.value("target", targets::kDefaultTarget);  // runs recorded before there were targets to name
     c.eval.evaluator = e.value("evaluator", "");

@@ -22,6 +22,7 @@ TEST(RunConfig, RoundTripsEverySetting) {
   c.model.exchange_dir = "ex";
   c.model.temperature = 0.7;
   c.model.max_tokens = 1234;
+  c.model.budget_usd = 0.4;
   c.eval.target = "external";
   c.eval.evaluator = "python3 e.py";
   c.eval.cpus = {0, 1};
@@ -30,6 +31,7 @@ TEST(RunConfig, RoundTripsEverySetting) {
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(ToJson(*back), ToJson(c));
   EXPECT_EQ(back->model.temperature, 0.7);
+  EXPECT_EQ(back->model.budget_usd, 0.4);  // a resume keeps the run's --budget
   EXPECT_TRUE(back->eval.bind_openmp);
 }
 

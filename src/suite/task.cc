@@ -346,6 +346,14 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
   if (spec.path.empty() == spec.repo.empty())
     return f.Fail("code", *code,
                   "name the code base with exactly one of 'path' (a folder) or 'repo' (a git repository)");
+  // A folder is taken as it is: a commit beside it would be a promise nothing keeps.
+  if (!spec.path.empty() && !spec.commit.empty())
+    return f.Fail("code.commit", (*code)["commit"],
+                  "only with 'repo': 'path' names a folder taken as it is (to start from a commit, name the "
+                  "repository with 'repo' instead of 'path')");
+  if (std::find(kCodeLanguages.begin(), kCodeLanguages.end(), spec.language) == kCodeLanguages.end())
+    return f.Fail("code.language", (*code)["language"],
+                  fmt::format("unknown language '{}' (accepted: {})", spec.language, fmt::join(kCodeLanguages, ", ")));
   std::error_code ec;
   if (!spec.path.empty()) {
     fs::path p = fs::path(spec.path).is_absolute() ? fs::path(spec.path) : fs::path(task.dir) / spec.path;
@@ -570,19 +578,36 @@ Result<Task> LoadTask(const std::string& dir) {
   }
 }
 
-Result<std::vector<Task>> LoadSuite(const std::string& suite_dir) {
+Result<Suite> ScanSuite(const std::string& suite_dir) {
   std::error_code ec;
   if (!fs::is_directory(suite_dir, ec)) return Error{"task suite folder not found: " + suite_dir};
-  std::vector<Task> tasks;
+  Suite suite;
   for (const auto& entry : fs::directory_iterator(suite_dir, ec)) {
     if (!entry.is_directory() || !fs::exists(entry.path() / "task.yaml")) continue;
     auto task = LoadTask(entry.path().string());
-    if (!task) return task.error();
-    tasks.push_back(std::move(*task));
+    if (task)
+      suite.tasks.push_back(std::move(*task));
+    else
+      suite.broken.push_back({entry.path().filename().string(), task.error().message});
   }
   if (ec) return Error{"cannot list " + suite_dir + ": " + ec.message()};
-  std::sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.name < b.name; });
-  return tasks;
+  std::sort(suite.tasks.begin(), suite.tasks.end(), [](const Task& a, const Task& b) { return a.name < b.name; });
+  std::sort(suite.broken.begin(), suite.broken.end(),
+            [](const BrokenTask& a, const BrokenTask& b) { return a.name < b.name; });
+  return suite;
+}
+
+const BrokenTask* Suite::FindBroken(const std::string& name) const {
+  for (const BrokenTask& b : broken)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+Result<std::vector<Task>> LoadSuite(const std::string& suite_dir) {
+  auto suite = ScanSuite(suite_dir);
+  if (!suite) return suite.error();
+  if (!suite->broken.empty()) return Error{suite->broken.front().error};
+  return std::move(suite->tasks);
 }
 
 namespace {

@@ -68,13 +68,20 @@ struct MetricSpec {
   bool higher_is_better = false;
 };
 
+/// The languages a code task may name (`code.language`), as task.yaml spells
+/// them: the code target runs any of them through the task's own commands;
+/// the name tags lessons and tells the agents what they edit.
+inline const std::vector<std::string> kCodeLanguages = {"c",     "c++",        "cuda",      "fortran", "go",
+                                                        "java",  "javascript", "julia",     "python",  "rust",
+                                                        "shell", "text",       "typescript"};
+
 /// A code base whose speed a command measures: what a task of kind `code`
 /// points at and how a change to it is judged.
 struct CodeSpec {
   std::string path;                ///< the code base's folder (absolute), or
   std::string repo, commit;        ///< a git repository (path or URL) and the commit to start from
   std::vector<std::string> files;  ///< globs (relative to the root) of the files the agents may change
-  std::string language;            ///< of those files: "c++", "python", ... (lessons are tagged with it)
+  std::string language;            ///< of those files: one of kCodeLanguages (lessons are tagged with it)
   /// Shell commands, run at the root of each candidate's own copy.
   std::string build;  ///< a failure is compile_error
   std::string test;   ///< the project's own tests: a failure is wrong_answer
@@ -151,8 +158,27 @@ std::string ShapeText(const Bindings& params);
 /// what was expected.
 Result<Task> LoadTask(const std::string& dir);
 
-/// Loads every subfolder of `suite_dir` holding a task.yaml, sorted by name.
-/// The first malformed task is an error.
+/// A task folder of a suite that does not load: its folder's name and why.
+struct BrokenTask {
+  std::string name;   ///< the folder's name (task.yaml may not say one)
+  std::string error;  ///< LoadTask's message, naming the file, field and line
+};
+
+/// A suite as it loads: the tasks that do, sorted by name, and the folders
+/// that do not, sorted by name. One broken folder leaves the others usable.
+struct Suite {
+  std::vector<Task> tasks;
+  std::vector<BrokenTask> broken;
+  /// The broken folder named `name`, or null.
+  const BrokenTask* FindBroken(const std::string& name) const;
+};
+
+/// Loads every subfolder of `suite_dir` holding a task.yaml. An Error only
+/// when the folder itself cannot be listed; a task that does not load is
+/// listed in Suite::broken.
+Result<Suite> ScanSuite(const std::string& suite_dir);
+
+/// ScanSuite's tasks, where every one must load: the first broken task is an error.
 Result<std::vector<Task>> LoadSuite(const std::string& suite_dir);
 
 /// Evaluates the shape `shape_name`; an unknown shape or a dimension that is

@@ -301,6 +301,26 @@ TEST_F(TaskFile, SuiteLoadsSortedAndReportsTheBadTask) {
   EXPECT_NE(bad.error().message.find("broken/task.yaml"), std::string::npos) << bad.error().message;
 }
 
+// One broken folder once made the whole suite fail to load: the others stay
+// usable, and the broken one is listed by its folder with the loader's error.
+TEST_F(TaskFile, ABrokenTaskLeavesTheOthersUsableAndIsListedWithItsError) {
+  Write(kValid, "demo");
+  Write("name: broken\n", "broken");
+  Write("name: [unclosed\n", "awry");
+  auto suite = ScanSuite(tmp_.path());
+  ASSERT_TRUE(suite.ok()) << suite.error().message;
+  ASSERT_EQ(suite->tasks.size(), 1u);
+  EXPECT_EQ(suite->tasks[0].name, "demo");
+  ASSERT_EQ(suite->broken.size(), 2u);
+  EXPECT_EQ(suite->broken[0].name, "awry");
+  EXPECT_NE(suite->broken[0].error.find("awry/task.yaml: invalid YAML at line"), std::string::npos)
+      << suite->broken[0].error;
+  ASSERT_NE(suite->FindBroken("broken"), nullptr);
+  EXPECT_NE(suite->FindBroken("broken")->error.find("broken/task.yaml"), std::string::npos);
+  EXPECT_EQ(suite->FindBroken("demo"), nullptr);
+  EXPECT_FALSE(ScanSuite(tmp_.path() + "/nowhere").ok());
+}
+
 }  // namespace
 }  // namespace accelopt::suite
 
@@ -370,6 +390,20 @@ TEST_F(CodeTaskFile, ErrorsNameTheField) {
   EXPECT_NE(ErrorFor("kind: code", "kind: library").find("field 'kind'"), std::string::npos);
   EXPECT_NE(ErrorFor("  bench: ./bench\n", "  bench: ./bench\n  repetitions: 1\n").find("code.repetitions"),
             std::string::npos);
+}
+
+// A commit beside a folder was once dropped without a word, and any language
+// was taken: both are errors naming the file, the field, its line and what is accepted.
+TEST_F(CodeTaskFile, ACommitBesideAPathAndAnUnknownLanguageAreErrors) {
+  std::string e = ErrorFor("path: ../project", "path: ../project\n  commit: v1.2");
+  EXPECT_NE(e.find("fast/task.yaml: field 'code.commit' (line 6): only with 'repo'"), std::string::npos) << e;
+  e = ErrorFor("language: c++", "language: klingon");
+  EXPECT_NE(e.find("fast/task.yaml: field 'code.language' (line 6): unknown language 'klingon'"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("accepted: c, c++,"), std::string::npos) << e;
+  std::string yaml = kCodeTask;
+  yaml.replace(yaml.find("language: c++"), 13, "language: python");
+  EXPECT_TRUE(Load(yaml).ok());
 }
 
 }  // namespace
