@@ -333,7 +333,7 @@ TEST_F(BeyondPeak, ACorrectKernelRaisesARateItProvesTwice) {
   const cpu::PeakEvidence& e = raised_[0].evidence[0];
   EXPECT_EQ(e.figure, "bandwidth");
   EXPECT_EQ(e.task, task_.name);
-  EXPECT_EQ(e.kernel_hash.size(), 16u);
+  EXPECT_EQ(e.kernel_hash.size(), 64u);  // SHA-256
   EXPECT_GT(e.value, e.previous);
   EXPECT_EQ(raised_[0].bandwidth_gbs, e.value);
 }

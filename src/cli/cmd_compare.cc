@@ -8,6 +8,7 @@
 #include "cli/common.h"
 #include "cli/print_profile.h"
 #include "core/json_io.h"
+#include "core/profile.h"
 
 namespace accelopt::cli {
 
@@ -27,7 +28,7 @@ void RegisterCompare(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "compare",
       "time kernels A and B of one task interleaved (A, B, B, A, ... in one window, each call prepared alike) and "
-      "print the speedup of B over A with its 95% confidence interval\n"
+      "print the speedup of B over A with its confidence interval (and that interval's coverage)\n"
       "exit code: 0 both ok, 3 either kernel's status is not ok, 1 error, 2 usage");
   static CommonFlags flags;
   static std::string task_name, path_a, path_b, shape = "bench";
@@ -37,7 +38,7 @@ void RegisterCompare(CLI::App& app) {
   cmd->add_option("A", path_a, "the first kernel (the one compared against)")->required();
   cmd->add_option("B", path_b, "the second kernel")->required();
   cmd->add_option("--shape", shape, "shape: bench or test");
-  cmd->add_flag("--json", json, "print speedup, ci_low, ci_high, pairs and both profiles as JSON");
+  cmd->add_flag("--json", json, "print speedup, ci_low, ci_high, pairs, coverage and both profiles as JSON");
   cmd->add_flag("-v,--verbose", verbose, "show both profiles in full");
   AddEvalFlags(*cmd, eval_flags);
   AddSuiteFlag(*cmd, flags);
@@ -61,10 +62,7 @@ void RegisterCompare(CLI::App& app) {
     if (json) {
       Json j = {{"task", task->name}, {"shape", shape}, {"a", result->a.ToJson()}, {"b", result->b.ToJson()}};
       if (both_ok) {
-        j["speedup"] = result->speedup->speedup;
-        j["ci_low"] = result->speedup->ci_low;
-        j["ci_high"] = result->speedup->ci_high;
-        j["pairs"] = result->speedup->pairs;
+        j.update(ToJson(*result->speedup));
       } else {
         j["speedup"] = nullptr;
       }
@@ -86,8 +84,9 @@ void RegisterCompare(CLI::App& app) {
         fmt::print("{}\n", line);
       }
       if (both_ok)
-        fmt::print("speedup of B over A: {:.3f}x (95% interval {:.3f}-{:.3f}, {} interleaved pairs)\n",
-                   result->speedup->speedup, result->speedup->ci_low, result->speedup->ci_high, result->speedup->pairs);
+        fmt::print("speedup of B over A: {:.3f}x ({} {:.3f}-{:.3f}, {} interleaved pairs)\n", result->speedup->speedup,
+                   IntervalName(result->speedup->coverage), result->speedup->ci_low, result->speedup->ci_high,
+                   result->speedup->pairs);
       else
         fmt::print("no speedup: both kernels must be ok to be compared\n");
     }

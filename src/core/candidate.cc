@@ -6,10 +6,7 @@ Json ToJson(const Candidate& c) {
   Json j = {{"id", c.id},     {"iteration", c.iteration}, {"parent_id", c.parent_id}, {"parent_hash", c.parent_hash},
             {"plan", c.plan}, {"code", c.code},           {"hash", c.hash},           {"profile", c.profile.ToJson()}};
   if (c.vs_parent)
-    j["vs_parent"] = {{"speedup", c.vs_parent->speedup},
-                      {"ci_low", c.vs_parent->ci_low},
-                      {"ci_high", c.vs_parent->ci_high},
-                      {"pairs", c.vs_parent->pairs}};
+    j["vs_parent"] = ToJson(*c.vs_parent);
   return j;
 }
 
@@ -24,8 +21,7 @@ Result<Candidate> CandidateFromJson(const Json& j) {
     c.code = j.at("code");
     c.hash = j.at("hash");
     if (j.contains("vs_parent")) {
-      const Json& v = j.at("vs_parent");
-      c.vs_parent = PairedSpeedup{v.at("speedup"), v.at("ci_low"), v.at("ci_high"), v.at("pairs")};
+      c.vs_parent = PairedSpeedupFromJson(j.at("vs_parent"));
     }
     if (!j.contains("profile")) return Error{"candidate: no profile"};
   } catch (const Json::exception& e) {

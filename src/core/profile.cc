@@ -112,6 +112,20 @@ Json Profile::ToJson() const {
 
 namespace accelopt {
 
+Json ToJson(const PairedSpeedup& s) {
+  return {{"speedup", s.speedup}, {"ci_low", s.ci_low}, {"ci_high", s.ci_high}, {"pairs", s.pairs},
+          {"coverage", s.coverage}};
+}
+
+PairedSpeedup PairedSpeedupFromJson(const Json& j) {
+  return {j.at("speedup"), j.at("ci_low"), j.at("ci_high"), j.at("pairs"), j.value("coverage", 0.0)};
+}
+
+std::string IntervalName(double coverage) {
+  if (!(coverage > 0)) return "interval";
+  return fmt::format("{:.4g}% interval", coverage * 100);
+}
+
 namespace {
 
 double NumberOr(const Json& j, const char* key, double fallback) {

@@ -35,12 +35,25 @@ struct LatencyStats {
   int series = 0;     ///< series measured (the most stable one is kept)
 };
 
-/// The speedup of B over A from paired calls, with its 95% interval (eval::PairedComparison).
+/// The speedup of B over A from paired calls, with a confidence interval for
+/// it (eval::PairedComparison).
 struct PairedSpeedup {
   double speedup = 0;  ///< median of a_i / b_i: above 1, B is faster
   double ci_low = 0, ci_high = 0;
   int pairs = 0;
+  /// The probability that [ci_low, ci_high] holds the true median, as the
+  /// order statistics chosen for `pairs` give it: at least 0.95 from 6 pairs,
+  /// 0.9375 for 5, less below. 0: unknown (recorded before it was kept).
+  double coverage = 0;
 };
+
+/// {"speedup", "ci_low", "ci_high", "pairs", "coverage"}.
+Json ToJson(const PairedSpeedup& s);
+/// Reads what ToJson wrote; a record without "coverage" reads as 0 (unknown).
+/// Throws Json::exception when a field is missing or mistyped.
+PairedSpeedup PairedSpeedupFromJson(const Json& j);
+/// "93.75% interval", or "interval" when the coverage is unknown (0).
+std::string IntervalName(double coverage);
 
 /// How a candidate's outputs compared with the reference's (eval::CompareOutputs).
 struct ErrorStats {

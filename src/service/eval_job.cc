@@ -9,14 +9,11 @@ namespace accelopt::service {
 namespace fs = std::filesystem;
 
 std::string DigestOfFiles(const std::map<std::string, std::string>& files) {
-  uint64_t h = Fnv1a64("task-files/v1");
-  for (const auto& [path, contents] : files) {
-    h = Fnv1a64(path, h);
-    h = Fnv1a64(std::string_view("\0", 1), h);
-    h = Fnv1a64(std::to_string(contents.size()), h);
-    h = Fnv1a64(contents, h);
-  }
-  return Hex64(h);
+  ContentHasher h;
+  h.Add("task-files/v2");
+  for (const auto& [path, contents] : files)
+    h.Add(path).Add(std::string_view("\0", 1)).Add(std::to_string(contents.size())).Add("\n").Add(contents);
+  return h.Hex();
 }
 
 namespace {
@@ -132,10 +129,7 @@ Json EvalOutcome::ToJson() const {
             {"machine", machine},
             {"seconds", seconds}};
   if (speedup)
-    j["speedup"] = {{"speedup", speedup->speedup},
-                    {"ci_low", speedup->ci_low},
-                    {"ci_high", speedup->ci_high},
-                    {"pairs", speedup->pairs}};
+    j["speedup"] = accelopt::ToJson(*speedup);
   return j;
 }
 
@@ -148,8 +142,7 @@ Result<EvalOutcome> EvalOutcome::FromJson(const Json& j) {
       out.profiles.push_back(std::move(*profile));
     }
     if (j.contains("speedup") && !j["speedup"].is_null()) {
-      const Json& s = j["speedup"];
-      out.speedup = PairedSpeedup{s.at("speedup"), s.at("ci_low"), s.at("ci_high"), s.at("pairs")};
+      out.speedup = PairedSpeedupFromJson(j["speedup"]);
     }
     out.worker = j.value("worker", "");
     out.device = j.value("device", "");

@@ -54,7 +54,7 @@ struct EvaluationJob {
 /// Two candidates measured side by side.
 struct PairedResult {
   Profile a, b;
-  /// The speedup of b over a from their interleaved calls, with its 95%
+  /// The speedup of b over a from their interleaved calls, with its
   /// interval; absent when either is not ok.
   std::optional<PairedSpeedup> speedup;
 };
@@ -73,6 +73,9 @@ struct TargetInfo {
   std::string language;                 ///< the kernel language: "c++"
   std::string file_extension;           ///< of a kernel file: ".cpp"
   std::vector<std::string> fence_tags;  ///< tags of an answer's code block holding a kernel
+  /// The function a kernel defines, by which an answer's kernel block is told
+  /// from a usage example (agents::ExtractKernel).
+  std::string entry_point = "kernel";
   std::string build_command;            ///< how a kernel is built, as the prompts say it
   std::string prompts_dir;              ///< its prompt templates, relative to the project
   /// A task's vendor anchor (vendor<file_extension>, `accelopt bench`): what
