@@ -1,5 +1,6 @@
 #include "eval/includes.h"
 
+#include <cctype>
 #include <vector>
 
 #include "core/pattern.h"
@@ -14,6 +15,23 @@ struct LogicalLine {
   int number = 0;
   std::string text;
 };
+
+bool IsIdentifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Whether the '"' at `at` opens a raw string literal: R, u8R, uR, UR or LR
+// before it, with no identifier character before that prefix.
+bool OpensRawString(const std::string& source, size_t at) {
+  if (at == 0 || source[at - 1] != 'R') return false;
+  const size_t r = at - 1;
+  for (size_t prefix : {size_t{0}, size_t{1}, size_t{2}}) {
+    if (prefix > r) break;
+    const std::string p = source.substr(r - prefix, prefix);
+    if (!(p.empty() || p == "u" || p == "U" || p == "L" || p == "u8")) continue;
+    const size_t start = r - prefix;
+    if (start == 0 || !IsIdentifierChar(source[start - 1])) return true;
+  }
+  return false;
+}
 
 std::vector<LogicalLine> LogicalLines(const std::string& source) {
   std::vector<LogicalLine> lines(1, {1, ""});
@@ -57,6 +75,22 @@ std::vector<LogicalLine> LogicalLines(const std::string& source) {
       }
       continue;
     }
+    // R"delim( ... )delim": one token, whatever lines, quotes or comment marks
+    // it holds. (One never closed is read as a plain literal: at worst a
+    // directive-like line in it is refused.)
+    const size_t open = c == '"' && OpensRawString(source, i) ? source.find('(', i) : std::string::npos;
+    const size_t end = open == std::string::npos || open - i > 17
+                           ? std::string::npos
+                           : source.find(")" + source.substr(i + 1, open - i - 1) + "\"", open);
+    if (end != std::string::npos) {
+      const size_t stop = end + (open - i) + 1;
+      for (size_t k = i; k < stop; ++k) {
+        if (source[k] == '\n') ++physical;
+        text += source[k] == '\n' ? ' ' : source[k];
+      }
+      i = stop - 1;
+      continue;
+    }
     if (c == '"' || c == '\'') quote = c;
     text += c;
   }
@@ -84,8 +118,9 @@ std::optional<std::string> ForbiddenFileAccess(const std::string& source) {
              ": a kernel includes only system headers, as <name.h> (not \"file\", an absolute or parent path, "
              "or a macro)";
     re2::StringPiece rest = Piece(line.text);
+    // `defined(__has_include)` asks about the compiler, not a file: no operand.
     while (RE2::FindAndConsume(&rest, has_include, &name, &operand))
-      if (bad_path(operand))
+      if (operand.find_first_not_of(" \t") != std::string::npos && bad_path(operand))
         return at + name + "(" + operand.substr(0, 80) + "): a kernel asks only about system headers, as <name.h>";
     if (RE2::PartialMatch(Piece(line.text), assembler, &name))
       return at + "the assembler's ." + name + " reads a file: a kernel's inline assembly may not use it";

@@ -52,9 +52,18 @@ TEST(ForbiddenFileAccess, TheAssemblersFileDirectivesAreRefused) {
   }
 }
 
+// A raw string is one token: a comment opener in it opens nothing (so the
+// directive after it is seen), and a directive-like line in it is text.
+TEST(ForbiddenFileAccess, RawStringsAreReadAsTheCompilerReadsThem) {
+  EXPECT_NE(Refusal("const char* s = R\"x(\"/*)x\";\n#include \"/etc/passwd\"\n// */\n"), "");
+  EXPECT_EQ(Refusal("const char* s = R\"(\n#include \"/etc/passwd\"\n)\";\n#include <cmath>\n"), "");
+  // FOOR"..." is a name and a plain literal, not a raw string.
+  EXPECT_NE(Refusal("#define FOOR\nconst char* s = FOOR\"(\";\n#include \"/etc/passwd\"\n// )\"\n"), "");
+}
+
 TEST(ForbiddenFileAccess, SystemHeadersCommentsAndStringsPass) {
   EXPECT_EQ(Refusal("#include <immintrin.h>\n#include <omp.h>\n# include <c++/12/vector>  // fine\n"
-                    "#if __has_include(<cblas.h>)\n#endif\n"
+                    "#if __has_include(<cblas.h>)\n#endif\n#if defined(__has_include)\n#endif\n#ifdef __has_include\n#endif\n"
                     "// #include \"/etc/passwd\" in a comment\n/* #include \"x.h\"\n#embed \"y\" */\n"
                     "const char* s = \"#include \\\"/etc/passwd\\\"\";\n"
                     "extern \"C\" void kernel(const float* x, float* out) { out[0] = x[0]; }\n"),
