@@ -73,15 +73,16 @@ struct TargetInfo {
   std::string language;                 ///< the kernel language: "c++"
   std::string file_extension;           ///< of a kernel file: ".cpp"
   std::vector<std::string> fence_tags;  ///< tags of an answer's code block holding a kernel
-  /// The function a kernel defines, by which an answer's kernel block is told
-  /// from a usage example (agents::ExtractKernel).
-  std::string entry_point = "kernel";
   std::string build_command;            ///< how a kernel is built, as the prompts say it
   std::string prompts_dir;              ///< its prompt templates, relative to the project
   /// A task's vendor anchor (vendor<file_extension>, `accelopt bench`): what
   /// reports call it and the libraries it links.
   std::string vendor_label = "vendor";
   std::vector<std::string> vendor_libraries;
+  /// The function a kernel defines, by which an answer's kernel block is told
+  /// from a usage example (agents::ExtractKernel). Last: targets fill the
+  /// fields above by position.
+  std::string entry_point = "kernel";
 };
 
 /// A candidate built by Target::Build: the first half of an evaluation, ready
