@@ -7,6 +7,8 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
   libopenblas-dev libseccomp-dev libcurl4-openssl-dev libcpp-httplib-dev libsqlite3-dev binutils
   libgtest-dev libbenchmark-dev
+  libre2-dev   # every regex over a model's, a kernel's or a tool's text: linear time
+  libssl-dev   # SHA-256 (libcrypto) for content identity
   python3  # the Python evaluator (evaluators/python), run by the tests
 )
 

@@ -244,6 +244,18 @@ TEST_F(BadKernel, CompileErrorKeepsTheDiagnostics) {
   EXPECT_NE(profile->compile_log.find("expected primary-expression"), std::string::npos) << profile->compile_log;
 }
 
+// A kernel that would read a file at compile time is a compile_error,
+// refused before the file's lines reach the log.
+TEST_F(BadKernel, ReadingAFileAtCompileTimeIsRefused) {
+  for (const char* file : {"includes_passwd.cpp", "incbin_passwd.cpp"}) {
+    auto profile = Evaluate(file);
+    ASSERT_TRUE(profile.ok()) << profile.error().message;
+    EXPECT_EQ(profile->status, Verdict::kCompileError) << file << ": " << profile->message;
+    EXPECT_NE(profile->message.find("refused before compiling"), std::string::npos) << profile->message;
+    EXPECT_EQ(profile->compile_log.find("root:"), std::string::npos) << profile->compile_log;
+  }
+}
+
 TEST_F(BadKernel, MissingHarnessIsAnErrorNotAVerdict) {
   cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch_);
   options.harness_path = "/nonexistent/accelopt-harness";
@@ -333,7 +345,7 @@ TEST_F(BeyondPeak, ACorrectKernelRaisesARateItProvesTwice) {
   const cpu::PeakEvidence& e = raised_[0].evidence[0];
   EXPECT_EQ(e.figure, "bandwidth");
   EXPECT_EQ(e.task, task_.name);
-  EXPECT_EQ(e.kernel_hash.size(), 16u);
+  EXPECT_EQ(e.kernel_hash.size(), 64u);  // SHA-256
   EXPECT_GT(e.value, e.previous);
   EXPECT_EQ(raised_[0].bandwidth_gbs, e.value);
 }

@@ -355,7 +355,7 @@ TEST(CliMemory, SearchRanksAsAPlannerIsGivenAndFilters) {
   const std::string file = dir.path() + "/lessons.json";
   std::ofstream(file) << R"([
     {"task": "matmul", "family": "matmul", "bound": "mm", "speedup": 3.0, "speedup_low": 2.9, "speedup_high": 3.1,
-     "strategies": ["tiling"], "title": "Tile", "text": "**Tile** for L2"},
+     "speedup_coverage": 0.9375, "strategies": ["tiling"], "title": "Tile", "text": "**Tile** for L2"},
     {"task": "adamw", "family": "elementwise", "bound": "memory", "speedup": 1.3, "speedup_low": 1.2,
      "speedup_high": 1.4, "strategies": ["vectorization"], "title": "Vector sqrt", "text": "**Vector sqrt** no errno"},
     {"task": "silu", "family": "elementwise", "bound": "memory", "speedup": 0.5, "speedup_low": 0.45,
@@ -374,7 +374,7 @@ TEST(CliMemory, SearchRanksAsAPlannerIsGivenAndFilters) {
   CommandRun filtered = Accelopt("memory search --memory m --tag strategy=tiling L2" + db);
   EXPECT_EQ(filtered.exit_code, 0) << filtered.out;
   EXPECT_NE(filtered.out.find("1 of 3 lessons in memory 'm'"), std::string::npos) << filtered.out;
-  EXPECT_NE(filtered.out.find("Lesson 1 (from matmul, matmul, mm-bound; tiling; made a kernel faster, 3.00x (95% "
+  EXPECT_NE(filtered.out.find("Lesson 1 (from matmul, matmul, mm-bound; tiling; made a kernel faster, 3.00x (93.75% "
                               "interval 2.90 to 3.10)):\n**Tile** for L2"),
             std::string::npos)
       << filtered.out;

@@ -4,6 +4,7 @@
 // paying for anything twice.
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -434,6 +435,68 @@ TEST_F(Loop, KilledAnywhereResumesWithoutPayingTwice) {
     auto checkpoint = (*db)->LatestIteration(run_id, "scale");
     ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
     EXPECT_EQ((*checkpoint)->first, 2);
+  }
+}
+
+// A store made before content hashes were SHA-256 holds 16-digit FNV hashes
+// in its candidates and checkpoints: it still opens, and its run resumes with
+// the hashes computed again from the code, so a kernel seen before is still
+// seen (not evaluated or recorded again) and every hash is SHA-256.
+TEST_F(Loop, ARunRecordedWithOldHashesResumes) {
+  auto db = Db();
+  auto run = db->CreateRun(Json::object());
+  run::TaskSettings settings = Settings();
+  settings.search.iterations = 1;
+  {
+    auto client = Client();
+    auto target = Target();
+    ASSERT_TRUE(run::OptimizeTask(settings, *task_, *run, *db, *client, *target).ok());
+  }
+  auto first = db->ListCandidates(*run, "scale");
+  ASSERT_TRUE(first.ok());
+  std::set<std::string> evaluated_first;
+  for (const auto& c : *first) evaluated_first.insert(agents::CodeHash(c.candidate.code, "c++"));
+  ASSERT_TRUE(evaluated_first.count(agents::CodeHash(kUnrolled, "c++")));
+  db.reset();
+  {  // As an old engine wrote them: 16 hex digits.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_.path() + "/accelopt.db").c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "UPDATE candidates SET code_hash = substr(code_hash, 1, 16)", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_stmt* read = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT state FROM iterations", -1, &read, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(read), SQLITE_ROW);
+    Json state = Json::parse(reinterpret_cast<const char*>(sqlite3_column_text(read, 0)));
+    sqlite3_finalize(read);
+    for (Json& c : state["beam"]) {
+      c["hash"] = c["hash"].get<std::string>().substr(0, 16);
+      c["parent_hash"] = c["parent_hash"].get<std::string>().substr(0, 16);
+    }
+    sqlite3_stmt* write = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(raw, "UPDATE iterations SET state = ?", -1, &write, nullptr), SQLITE_OK);
+    const std::string text = state.dump();
+    sqlite3_bind_text(write, 1, text.c_str(), -1, SQLITE_TRANSIENT);
+    ASSERT_EQ(sqlite3_step(write), SQLITE_DONE);
+    sqlite3_finalize(write);
+    sqlite3_close(raw);
+  }
+  db = Db();
+  settings.search.iterations = 2;
+  auto client = Client();  // replays the recording from its start: "Unroll by four" again
+  auto target = Target();
+  auto result = run::OptimizeTask(settings, *task_, *run, *db, *client, *target);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  for (const auto& hash : target->hashes) EXPECT_FALSE(evaluated_first.count(hash)) << "evaluated again: " << hash;
+  auto candidates = db->ListCandidates(*run, "scale");
+  ASSERT_TRUE(candidates.ok());
+  auto checkpoint = db->LatestIteration(*run, "scale");
+  ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+  EXPECT_EQ((*checkpoint)->first, 2);
+  EXPECT_GT(client->totals().calls, 0);  // iteration 2 asked for kernels: those of iteration 1 again
+  std::set<std::string> codes;
+  for (const auto& c : *candidates) {
+    EXPECT_TRUE(codes.insert(agents::CodeHash(c.candidate.code, "c++")).second) << "recorded twice: " << c.candidate.id;
+    if (c.candidate.iteration == 2) EXPECT_EQ(c.candidate.hash.size(), 64u);
   }
 }
 

@@ -134,9 +134,10 @@ Result<std::string> Agents::CodeIn(const std::string& role, const std::string& a
     if (!code) return Rejected(key, "the " + role + "'s answer does not apply: " + code.error().message);
     return code;
   }
-  auto code = ExtractCode(answer, brief_.fence_tags);
+  auto code = ExtractKernel(answer, brief_.fence_tags, brief_.entry_point);
   if (!code) return Rejected(key, "the " + role + "'s answer holds no complete code block");
-  return *code;
+  if (!code->note.empty()) model_.Note(key, "the " + role + "'s answer: " + code->note);
+  return code->code;
 }
 
 Result<std::string> Agents::Fix(const std::string& code, const std::string& status, const std::string& log,

@@ -23,6 +23,9 @@ class ModelPort {
   /// The answer to `key` could not be used (no plan, no code block, edits
   /// that do not apply): an implementation that keeps answers records why.
   virtual void Reject(const std::string& key, const std::string& reason) { (void)key, (void)reason; }
+  /// The answer to `key` was used with a remark (which of its code blocks
+  /// was taken, and why): an implementation logs or records it.
+  virtual void Note(const std::string& key, const std::string& note) { (void)key, (void)note; }
 };
 
 /// Prompt templates of one target: planner.md, planner_several.md,
@@ -43,6 +46,7 @@ struct TaskBrief {
   double tolerance = 2e-5;
   int tune_budget = 0;  ///< variants of declared tunable constants the engine tries itself per kernel
   std::vector<std::string> fence_tags = CppFenceTags();  ///< tags of a code block holding a kernel
+  std::string entry_point = "kernel";                    ///< the function a kernel defines (TargetInfo)
   /// How an executor's or fixer's answer becomes the new candidate, from the
   /// one it changes; empty: the answer's last code block tagged with a fence tag.
   std::function<Result<std::string>(const std::string& answer, const std::string& current)> read_answer;
@@ -60,7 +64,7 @@ struct KernelView {
 /// Two kernels of a pair as the summarizer sees them, with the measured speedup.
 struct PairView {
   KernelView slow, fast;
-  std::string speedup;  ///< e.g. "1.52 (95% interval 1.48 to 1.57, timed side by side)"
+  std::string speedup;  ///< e.g. "1.52 (96.09% interval 1.48 to 1.57, timed side by side)"
 };
 
 class Agents {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/hash.h"
+#include "core/pattern.h"
 #include "core/text.h"
 #include "targets/registry.h"
 
@@ -61,16 +62,63 @@ const std::vector<std::string>& CppFenceTags() {
   return tags;
 }
 
-std::optional<std::string> ExtractCode(const std::string& answer, const std::vector<std::string>& tags) {
+namespace {
+
+// Whether `code` defines the function `name`: C, C++ or CUDA (a type before
+// the name, the parameter list followed by its body, not by ';'), or Python
+// (`def name(`). A call in a usage example (`kernel(x, out);`) is not one.
+bool Defines(const std::string& code, const std::string& name) {
+  if (name.empty()) return false;
+  const std::string quoted = RE2::QuoteMeta(name);
+  const RE2 c_like("[A-Za-z0-9_>*&][ \\t\\n*&]*\\b" + quoted +
+                       "[ \\t\\n]*\\([^;{}]*\\)[ \\t\\n]*(?:const[ \\t\\n]*)?(?:noexcept[ \\t\\n]*)?\\{",
+                   PatternOptions());
+  const RE2 python("(?:^|\\n)[ \\t]*(?:async[ \\t]+)?def[ \\t]+" + quoted + "[ \\t]*\\(", PatternOptions());
+  return RE2::PartialMatch(Piece(code), c_like) || RE2::PartialMatch(Piece(code), python);
+}
+
+}  // namespace
+
+std::optional<ExtractedCode> ExtractKernel(const std::string& answer, const std::vector<std::string>& tags,
+                                           const std::string& entry_point) {
   std::vector<Block> blocks = FencedBlocks(answer);
-  const Block* chosen = nullptr;
-  for (const auto& b : blocks)
-    if (std::any_of(tags.begin(), tags.end(), [&](const std::string& t) { return Lower(t) == b.tag; })) chosen = &b;
-  if (!chosen)
-    for (const auto& b : blocks)
-      if (!chosen || b.code.size() > chosen->code.size()) chosen = &b;
-  if (!chosen || Trim(chosen->code).empty()) return std::nullopt;
-  return chosen->code;
+  auto tagged = [&](const Block& b) {
+    return std::any_of(tags.begin(), tags.end(), [&](const std::string& t) { return Lower(t) == b.tag; });
+  };
+  // The last block that defines the entry point, a tagged one first; else the
+  // last tagged block; else the largest.
+  std::optional<size_t> chosen;
+  std::string why;
+  for (bool need_tag : {true, false}) {
+    for (size_t i = 0; i < blocks.size(); ++i)
+      if ((!need_tag || tagged(blocks[i])) && Defines(blocks[i].code, entry_point)) chosen = i;
+    if (chosen) {
+      why = "the one that defines `" + entry_point + "`";
+      break;
+    }
+  }
+  if (!chosen) {
+    for (size_t i = 0; i < blocks.size(); ++i)
+      if (tagged(blocks[i])) chosen = i;
+    if (chosen) why = "none defines `" + entry_point + "`: the last one tagged " + blocks[*chosen].tag;
+  }
+  if (!chosen) {
+    for (size_t i = 0; i < blocks.size(); ++i)
+      if (!chosen || blocks[i].code.size() > blocks[*chosen].code.size()) chosen = i;
+    why = "none defines `" + entry_point + "` or is tagged as code: the largest";
+  }
+  if (!chosen || Trim(blocks[*chosen].code).empty()) return std::nullopt;
+  ExtractedCode out{blocks[*chosen].code, ""};
+  if (blocks.size() > 1)
+    out.note = "took code block " + std::to_string(*chosen + 1) + " of " + std::to_string(blocks.size()) + " (" + why +
+               ")";
+  return out;
+}
+
+std::optional<std::string> ExtractCode(const std::string& answer, const std::vector<std::string>& tags) {
+  auto extracted = ExtractKernel(answer, tags, "kernel");
+  if (!extracted) return std::nullopt;
+  return extracted->code;
 }
 
 std::optional<Plan> ParsePlan(const std::string& answer) {
@@ -218,7 +266,7 @@ std::string NormalizeCode(const std::string& code, const std::string& language) 
 }
 
 std::string CodeHash(const std::string& code, const std::string& language) {
-  return Hex64(Fnv1a64(NormalizeCode(code, language)));
+  return ContentHash(NormalizeCode(code, language));
 }
 
 }  // namespace accelopt::agents

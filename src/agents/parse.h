@@ -14,9 +14,22 @@ namespace accelopt::agents {
 /// The code-block tags of a C++ kernel: cpp, c++, cc, cxx, c.
 const std::vector<std::string>& CppFenceTags();
 
-/// The kernel in an answer: among complete fenced code blocks, the last one
-/// tagged with one of `tags` (compared in lower case; or, when none is, the
-/// largest block). nullopt when the answer has no complete block.
+/// The block ExtractKernel took, and a note saying which of several it was
+/// and why ("" when the answer held one block), for the caller to log.
+struct ExtractedCode {
+  std::string code;
+  std::string note;
+};
+
+/// The kernel in an answer. Among complete fenced code blocks, the last one
+/// that defines `entry_point` (a C/C++/CUDA function definition, or a Python
+/// `def`), those tagged with one of `tags` first (compared in lower case); a
+/// usage example that only calls it, a declaration, a shell session or output
+/// is passed over. When no block defines it: the last tagged block, else the
+/// largest. nullopt when the answer has no complete block.
+std::optional<ExtractedCode> ExtractKernel(const std::string& answer, const std::vector<std::string>& tags,
+                                           const std::string& entry_point);
+/// ExtractKernel's code for a C++ kernel whose entry point is `kernel`.
 std::optional<std::string> ExtractCode(const std::string& answer,
                                        const std::vector<std::string>& tags = CppFenceTags());
 

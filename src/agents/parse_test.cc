@@ -20,6 +20,52 @@ TEST(ExtractCode, TheTargetsTagsChooseTheBlock) {
   EXPECT_EQ(*ExtractCode(answer, {"CUDA", "cu"}), "__global__ void k() {}\n");
 }
 
+// A kernel, then an example of its use (or the other way round): the block
+// that defines the entry point is the kernel, whichever comes last.
+const char* kKernelBlock =
+    "```cpp\nextern \"C\" void kernel(const float* x, float* out) {\n  out[0] = 2 * x[0];\n}\n```\n";
+const char* kUsageBlock =
+    "```cpp\nextern \"C\" void kernel(const float* x, float* out);\nint main() {\n  float x[1] = {1}, out[1];\n"
+    "  kernel(x, out);\n  return 0;\n}\n```\n";
+
+TEST(ExtractKernel, TheBlockThatDefinesTheEntryPointInEitherOrder) {
+  for (const std::string& answer : {std::string("The kernel:\n") + kKernelBlock + "Use it so:\n" + kUsageBlock,
+                                    std::string("Usage first:\n") + kUsageBlock + "Then the kernel:\n" + kKernelBlock}) {
+    auto code = ExtractKernel(answer, CppFenceTags(), "kernel");
+    ASSERT_TRUE(code) << answer;
+    EXPECT_NE(code->code.find("out[0] = 2 * x[0];"), std::string::npos) << code->code;
+    EXPECT_NE(code->note.find("of 2 (the one that defines `kernel`)"), std::string::npos) << code->note;
+    EXPECT_EQ(*ExtractCode(answer), code->code);
+  }
+}
+
+TEST(ExtractKernel, ABlockThatIsNotCodeIsPassedOver) {
+  // Untagged kernel, then a longer tagged shell session and its output: neither defines `kernel`.
+  const std::string answer =
+      "```\nvoid kernel(const float* x, float* out) { out[0] = x[0]; }\n```\n"
+      "```bash\n$ g++ -O3 -shared kernel.cpp -o kernel.so && ./bench --all-the-options --repeat 1000\n```\n"
+      "```text\nkernel: 0.25 ms per call, 3.2x faster than the baseline, measured over 1000 calls\n```\n";
+  auto code = ExtractKernel(answer, CppFenceTags(), "kernel");
+  ASSERT_TRUE(code);
+  EXPECT_EQ(code->code, "void kernel(const float* x, float* out) { out[0] = x[0]; }\n");
+  EXPECT_NE(code->note.find("block 1 of 3"), std::string::npos) << code->note;
+  // A Python kernel beside a usage example.
+  auto python = ExtractKernel("```python\nkernel(x, out)\nprint(out)\n```\n```python\n@jit\ndef kernel(x, out):\n"
+                              "    out[:] = x\n```\n```python\nkernel(y, out)\n```\n",
+                              {"python", "py"}, "kernel");
+  ASSERT_TRUE(python);
+  EXPECT_EQ(python->code, "@jit\ndef kernel(x, out):\n    out[:] = x\n");
+  // One block: nothing to say.
+  EXPECT_EQ(ExtractKernel(kKernelBlock, CppFenceTags(), "kernel")->note, "");
+}
+
+TEST(ExtractKernel, WithoutADefinitionTheLastTaggedBlockAndSaysSo) {
+  auto code = ExtractKernel("```cpp\nint a;\n```\n```cpp\nint b;\n```\n", CppFenceTags(), "kernel");
+  ASSERT_TRUE(code);
+  EXPECT_EQ(code->code, "int b;\n");
+  EXPECT_NE(code->note.find("none defines `kernel`: the last one tagged cpp"), std::string::npos) << code->note;
+}
+
 TEST(ExtractCode, AnUnfinishedBlockIsNoCode) { EXPECT_FALSE(ExtractCode("```cpp\nint a;\n")); }
 
 TEST(ExtractCode, FenceFollowedByAClosingTagEndsTheBlock) {

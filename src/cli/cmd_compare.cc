@@ -8,6 +8,7 @@
 #include "cli/common.h"
 #include "cli/print_profile.h"
 #include "core/json_io.h"
+#include "core/profile.h"
 
 namespace accelopt::cli {
 
@@ -27,7 +28,7 @@ void RegisterCompare(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "compare",
       "time kernels A and B of one task interleaved (A, B, B, A, ... in one window, each call prepared alike) and "
-      "print the speedup of B over A with its 95% confidence interval\n"
+      "print the speedup of B over A with its confidence interval (and that interval's coverage)\n"
       "exit code: 0 both ok, 3 either kernel's status is not ok, 1 error, 2 usage");
   static CommonFlags flags;
   static std::string task_name, path_a, path_b, shape = "bench";
@@ -37,7 +38,9 @@ void RegisterCompare(CLI::App& app) {
   cmd->add_option("A", path_a, "the first kernel (the one compared against)")->required();
   cmd->add_option("B", path_b, "the second kernel")->required();
   cmd->add_option("--shape", shape, "shape: bench or test");
-  cmd->add_flag("--json", json, "print the speedup, its interval and pairs, the load it was measured under and both profiles as JSON");
+  cmd->add_flag("--json", json,
+                "print the speedup, its interval (ci_low, ci_high, coverage) and pairs, the load it was measured under "
+                "and both profiles as JSON");
   cmd->add_flag("-v,--verbose", verbose, "show both profiles in full");
   AddEvalFlags(*cmd, eval_flags);
   AddSuiteFlag(*cmd, flags);

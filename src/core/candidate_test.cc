@@ -107,6 +107,9 @@ TEST(PairedSpeedupJson, RoundTripsAndReadsOldRecordsAsQuiet) {
   EXPECT_FALSE(old->disturbed);
   EXPECT_FALSE(PairedSpeedupFromJson(Json{{"speedup", 2.0}}));
   EXPECT_NE(PairedSpeedupText(s).find("measured disturbed: others used 63% of the CPU"), std::string::npos);
+  s.coverage = 0.9375;
+  EXPECT_NE(PairedSpeedupText(s).find("1.500x (93.75% interval 1.400-1.600, 40 pairs"), std::string::npos)
+      << PairedSpeedupText(s);
 }
 
 }  // namespace

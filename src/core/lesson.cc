@@ -55,6 +55,7 @@ Json ToJson(const Lesson& l) {
           {"speedup", l.speedup},
           {"speedup_low", l.low},
           {"speedup_high", l.high},
+          {"speedup_coverage", l.coverage},
           {"title", l.title},
           {"text", l.text}};
 }
@@ -73,6 +74,7 @@ Result<Lesson> LessonFromJson(const Json& j) {
     // Lessons recorded before intervals were kept: the estimate is all there is.
     l.low = j.value("speedup_low", l.speedup);
     l.high = j.value("speedup_high", l.speedup);
+    l.coverage = j.value("speedup_coverage", 0.0);
     l.title = j.at("title");
     l.text = j.at("text");
     return l;

@@ -31,9 +31,10 @@ struct Lesson {
   int64_t id = 0;  ///< the store's id, 0 until stored
   LessonTags tags;
   double speedup = 0;  ///< fast/slow, the estimate; below 1 for a negative lesson
-  /// Its 95% interval as verified (timed side by side); equal to the estimate
+  /// Its interval as verified (timed side by side); equal to the estimate
   /// when only two medians were known.
   double low = 0, high = 0;
+  double coverage = 0;  ///< of that interval (PairedSpeedup::coverage); 0: unknown
   std::string title;  ///< the bold title
   std::string text;   ///< the whole lesson (title, description, before/after snippet)
   /// How large an effect the measurement proves: the log of the interval's

@@ -113,6 +113,11 @@ Json Profile::ToJson() const {
 
 namespace accelopt {
 
+std::string IntervalName(double coverage) {
+  if (!(coverage > 0)) return "interval";
+  return fmt::format("{:.4g}% interval", coverage * 100);
+}
+
 namespace {
 
 double NumberOr(const Json& j, const char* key, double fallback) {
@@ -129,10 +134,10 @@ std::optional<Verdict> VerdictFromName(const std::string& name) {
 }
 
 Json ToJson(const PairedSpeedup& s) {
-  return {{"speedup", s.speedup},         {"ci_low", s.ci_low},
-          {"ci_high", s.ci_high},         {"pairs", s.pairs},
-          {"other_load", s.other_load},   {"disturbed_series", s.disturbed_series},
-          {"disturbed", s.disturbed}};
+  return {{"speedup", s.speedup},       {"ci_low", s.ci_low},
+          {"ci_high", s.ci_high},       {"pairs", s.pairs},
+          {"coverage", s.coverage},     {"other_load", s.other_load},
+          {"disturbed_series", s.disturbed_series}, {"disturbed", s.disturbed}};
 }
 
 Result<PairedSpeedup> PairedSpeedupFromJson(const Json& j) {
@@ -142,6 +147,7 @@ Result<PairedSpeedup> PairedSpeedupFromJson(const Json& j) {
     s.ci_low = j.at("ci_low");
     s.ci_high = j.at("ci_high");
     s.pairs = j.at("pairs");
+    s.coverage = NumberOr(j, "coverage", 0);
     s.other_load = NumberOr(j, "other_load", 0);
     s.disturbed_series = j.value("disturbed_series", 0);
     s.disturbed = j.value("disturbed", false);
@@ -153,8 +159,8 @@ Result<PairedSpeedup> PairedSpeedupFromJson(const Json& j) {
 
 std::string PairedSpeedupText(const PairedSpeedup& s) {
   std::string text = s.pairs == 0 ? fmt::format("{:.3f}x (the ratio of the two medians", s.speedup)
-                                  : fmt::format("{:.3f}x (95% interval {:.3f}-{:.3f}, {} pairs", s.speedup, s.ci_low,
-                                                s.ci_high, s.pairs);
+                                  : fmt::format("{:.3f}x ({} {:.3f}-{:.3f}, {} pairs", s.speedup,
+                                                IntervalName(s.coverage), s.ci_low, s.ci_high, s.pairs);
   if (s.disturbed)
     text += fmt::format(", measured disturbed: others used {:.0f}% of the CPU", 100 * s.other_load);
   else if (s.disturbed_series > 0)

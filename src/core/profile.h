@@ -35,12 +35,16 @@ struct LatencyStats {
   int series = 0;     ///< series measured (the most stable one is kept)
 };
 
-/// The speedup of B over A from paired calls, with its 95% interval
-/// (eval::PairedComparison), and the conditions it was measured under.
+/// The speedup of B over A from paired calls, with a confidence interval for
+/// it (eval::PairedComparison), and the conditions it was measured under.
 struct PairedSpeedup {
   double speedup = 0;  ///< median of a_i / b_i: above 1, B is faster
   double ci_low = 0, ci_high = 0;
   int pairs = 0;
+  /// The probability that [ci_low, ci_high] holds the true median, as the
+  /// order statistics chosen for `pairs` give it: at least 0.95 from 6 pairs,
+  /// 0.9375 for 5, less below. 0: unknown (recorded before it was kept).
+  double coverage = 0;
   /// Share of the machine's CPU time other processes used while the kept pairs ran (0..1).
   double other_load = 0;
   /// Series of pairs measured again because others took more than the allowed share.
@@ -53,10 +57,14 @@ struct PairedSpeedup {
 };
 
 Json ToJson(const PairedSpeedup& s);
-/// Reads back what ToJson wrote (records from before the load was kept read as quiet). Errors name the field.
+/// Reads back what ToJson wrote: a record without "coverage" reads as 0
+/// (unknown), one from before the load was kept as quiet. Errors name the field.
 Result<PairedSpeedup> PairedSpeedupFromJson(const Json& j);
-/// "1.76x (95% interval 1.70-1.82, 40 pairs)", with ", measured disturbed: others used 63% of the CPU" when so.
+/// "1.76x (95.2% interval 1.70-1.82, 40 pairs)", with ", measured disturbed:
+/// others used 63% of the CPU" when so.
 std::string PairedSpeedupText(const PairedSpeedup& s);
+/// "93.75% interval", or "interval" when the coverage is unknown (0).
+std::string IntervalName(double coverage);
 
 /// How a candidate's outputs compared with the reference's (eval::CompareOutputs).
 struct ErrorStats {

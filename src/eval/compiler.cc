@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include "core/hash.h"
 #include "core/json_io.h"
+#include "core/pattern.h"
 #include "core/scratch.h"
+#include "eval/includes.h"
 #include "eval/sandbox.h"
 
 namespace accelopt::eval {
@@ -24,7 +25,14 @@ std::string CacheKey(const std::string& source, const std::string& header, const
   for (const auto& f : o.flags) key += f + " ";
   for (const auto& l : o.libraries) key += "-l" + l + " ";
   key += o.vectorization_report ? "vec-all\n" : "\n";
-  return Hex64(Fnv1a64(source, Fnv1a64(header, Fnv1a64(key))));
+  // Each part's length first: no two different (header, source) pairs hash alike.
+  return ContentHasher()
+      .Add(key)
+      .Add(std::to_string(header.size()) + "\n")
+      .Add(header)
+      .Add(std::to_string(source.size()) + "\n")
+      .Add(source)
+      .Hex();
 }
 
 // The remarks about the kernel's own source that say a loop was vectorized.
@@ -33,6 +41,13 @@ std::string OptimizedRemarks(const std::string& text, size_t cap) {
   std::string line, out;
   while (std::getline(in, line) && out.size() < cap)
     if (line.rfind("kernel.cpp:", 0) == 0 && line.find(": optimized: ") != std::string::npos) out += line + "\n";
+  return out;
+}
+
+CompileOutcome Refused(const std::string& why) {
+  CompileOutcome out;
+  out.refused = why;
+  out.log = "refused before compiling: " + why + "\n";
   return out;
 }
 
@@ -47,18 +62,15 @@ CompileOutcome LoadCached(const fs::path& dir) {
   return out;
 }
 
-// Runs the compiler in `dir` on kernel.cpp with shape.h force-included.
-Result<SandboxOutcome> RunCompiler(const fs::path& dir, const CompileOptions& options, bool report) {
+// Runs the compiler in `dir` with `args` after the options' flags.
+Result<SandboxOutcome> RunCompilerStage(const fs::path& dir, const CompileOptions& options,
+                                        const std::vector<std::string>& args, bool assembling) {
   SandboxRequest request;
   request.workdir = dir.string();
   request.argv = {options.compiler};
-  for (const auto& f : options.flags) request.argv.push_back(f);
-  for (const char* f :
-       {"-fPIC", "-shared", "-Wall", "-Wl,-z,defs", "-include", "shape.h", "kernel.cpp", "-o", "kernel.so"})
-    request.argv.push_back(f);
-  // Both kinds in one file: gcc takes one -fopt-info file per pass.
-  if (report) request.argv.push_back("-fopt-info-vec-all=vectorization.txt");
-  for (const auto& l : options.libraries) request.argv.push_back("-l" + l);
+  for (const auto& f : options.flags)
+    if (!assembling || f.rfind("-std=", 0) != 0) request.argv.push_back(f);  // a language's, not the assembler's
+  request.argv.insert(request.argv.end(), args.begin(), args.end());
   // The compiler is trusted but the source is not (#include "/dev/zero"): limit it too.
   request.limits.wall_seconds = options.timeout_seconds;
   request.limits.address_space_bytes = 8L << 30;
@@ -79,6 +91,45 @@ Result<SandboxOutcome> RunCompiler(const fs::path& dir, const CompileOptions& op
   if (!run) return run.error();
   if (run->exit_code == 127) return Error{"cannot run the compiler '" + options.compiler + "'"};
   return run;
+}
+
+// Why the compiler's assembly output is not assembled: the assembler's
+// .incbin and .include read any file (a kernel's inline assembly can spell
+// them so that no check of its source sees them: escapes, macros, pasted
+// literals; the compiler's output has them plain). nullopt when it may be.
+std::optional<std::string> ReadsAFile(const fs::path& assembly) {
+  static const RE2 directive(R"((?i)\.(incbin|include)\b)", PatternOptions());
+  auto text = ReadFile(assembly.string());
+  std::string name;
+  if (!text || !RE2::PartialMatch(Piece(*text), directive, &name)) return std::nullopt;
+  return "the kernel's inline assembly uses the assembler's ." + name +
+         ", which reads a file: a kernel's inline assembly may not use it";
+}
+
+// Runs the compiler in `dir` on kernel.cpp with shape.h force-included, in two
+// steps: kernel.cpp to assembly, then, when that holds no directive that
+// reads a file (`refused` says which otherwise), assembled and linked into kernel.so.
+Result<SandboxOutcome> RunCompiler(const fs::path& dir, const CompileOptions& options, bool report,
+                                   std::string* refused = nullptr) {
+  std::vector<std::string> compile = {"-fPIC", "-Wall", "-include", "shape.h", "-S", "kernel.cpp", "-o", "kernel.s"};
+  // Both kinds in one file: gcc takes one -fopt-info file per pass.
+  if (report) compile.push_back("-fopt-info-vec-all=vectorization.txt");
+  auto first = RunCompilerStage(dir, options, compile, false);
+  if (!first || !first->exited_cleanly()) return first;
+  if (auto why = ReadsAFile(dir / "kernel.s")) {
+    if (refused) *refused = *why;
+    first->exit_code = 1;
+    return first;
+  }
+  std::vector<std::string> link = {"-fPIC", "-shared", "-Wl,-z,defs", "kernel.s", "-o", "kernel.so"};
+  for (const auto& l : options.libraries) link.push_back("-l" + l);
+  auto second = RunCompilerStage(dir, options, link, true);
+  if (!second) return second;
+  second->err = first->err + second->err;
+  second->out = first->out + second->out;
+  second->wall_seconds += first->wall_seconds;
+  second->cpu_seconds += first->cpu_seconds;
+  return second;
 }
 
 // Builds a trivial kernel with the same compiler and flags; an Error when
@@ -102,28 +153,29 @@ struct DiagnosticHead {
   std::string file, kind;
 };
 std::optional<DiagnosticHead> ParseHead(const std::string& line) {
-  static const std::regex head(R"(^([^ :][^:]*):([0-9]+):([0-9]+): (fatal error|error|warning|note): )");
-  std::smatch m;
-  if (!std::regex_search(line, m, head)) return std::nullopt;
-  return DiagnosticHead{m[1], m[4]};
+  static const RE2 head(R"(^([^ :][^:]*):[0-9]+:[0-9]+: (fatal error|error|warning|note): )", PatternOptions());
+  std::string file, kind;
+  if (!RE2::PartialMatch(Piece(line), head, &file, &kind)) return std::nullopt;
+  return DiagnosticHead{file, kind};
 }
 
 // Lines that say where the next diagnostic comes from.
 bool IsContext(const std::string& line) {
-  static const std::regex context(
-      R"(^(In file included from |\s+from |In (member )?function |\s+inlined from |[^ :][^:]*: (In (member )?function|At global scope|In instantiation of|In lambda)))");
-  return std::regex_search(line, context);
+  static const RE2 context(
+      R"(^(In file included from |\s+from |In (member )?function |\s+inlined from |[^ :][^:]*: (In (member )?function|At global scope|In instantiation of|In lambda)))",
+      PatternOptions());
+  return RE2::PartialMatch(Piece(line), context);
 }
 
 }  // namespace
 
 std::string KeepOwnDiagnostics(const std::string& log) {
   // A source excerpt under a diagnostic: "   12 |   code", "13033 |   code", "      |   ^~~".
-  static const std::regex excerpt(R"(^ *[0-9]* \|)");
+  static const RE2 excerpt(R"(^ *[0-9]* \|)", PatternOptions());
   std::istringstream in(log);
   std::string line, out, pending, group;
   bool keep_group = true;
-  int dropped = 0;
+  int dropped = 0, elsewhere = 0;
   auto flush = [&] {
     if (keep_group) out += group;
     group.clear();
@@ -137,14 +189,19 @@ std::string KeepOwnDiagnostics(const std::string& log) {
         group += pending + line;
       } else {
         flush();
-        keep_group = head->kind != "warning" || head->file == "kernel.cpp" || head->file == "shape.h";
-        if (!keep_group) ++dropped;
+        // The kernel's own files, and errors in the toolchain's headers (a
+        // template the kernel misuses); a diagnostic about any other file
+        // would quote that file's lines, which are not the kernel's to read.
+        const bool own = head->file == "kernel.cpp" || head->file == "shape.h";
+        const bool toolchain = head->file.rfind("/usr/", 0) == 0 && head->file.find("/../") == std::string::npos;
+        keep_group = own || (toolchain && head->kind != "warning");
+        if (!keep_group) ++(toolchain ? dropped : elsewhere);
         group = pending + line;
       }
       pending.clear();
     } else if (IsContext(line)) {
       pending += line;
-    } else if (std::regex_search(line, excerpt) && (!group.empty() || !keep_group)) {
+    } else if (RE2::PartialMatch(Piece(line), excerpt) && (!group.empty() || !keep_group)) {
       group += pending + line;  // the source excerpt and carets
       pending.clear();
     } else {
@@ -159,11 +216,15 @@ std::string KeepOwnDiagnostics(const std::string& log) {
   if (dropped > 0)
     out += "[" + std::to_string(dropped) + " warning" + (dropped == 1 ? "" : "s") +
            " located in system headers left out]\n";
+  if (elsewhere > 0)
+    out += "[" + std::to_string(elsewhere) + " diagnostic" + (elsewhere == 1 ? "" : "s") +
+           " located in files other than the kernel's left out]\n";
   return out;
 }
 
 Result<CompileOutcome> CompileKernel(const std::string& source, const std::string& header,
                                      const CompileOptions& options, const std::string& scratch_dir) {
+  if (auto why = ForbiddenFileAccess(source)) return Refused(*why);
   std::string key = CacheKey(source, header, options);
   fs::path cached = options.cache_dir.empty() ? fs::path() : fs::path(options.cache_dir) / key;
   std::error_code ec;
@@ -175,8 +236,13 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
   for (auto [name, text] : {std::pair{"kernel.cpp", &source}, std::pair{"shape.h", &header}})
     if (auto s = WriteFile((dir / name).string(), *text); !s) return s.error();
 
-  auto run = RunCompiler(dir, options, options.vectorization_report);
+  std::string refused;
+  auto run = RunCompiler(dir, options, options.vectorization_report, &refused);
   if (!run) return run.error();
+  if (!refused.empty()) {
+    fs::remove_all(dir, ec);
+    return Refused(refused);
+  }
 
   CompileOutcome out;
   out.seconds = run->wall_seconds;
@@ -218,15 +284,15 @@ std::string NameSourceInLog(const std::string& log, const std::string& name) {
 }
 
 std::string NotVectorizedRemarks(const std::string& remarks, size_t max_lines) {
-  static const std::regex missed(R"(^kernel\.cpp:([0-9]+):[0-9]+: missed: +not vectorized: (.*)$)");
+  static const RE2 missed(R"(kernel\.cpp:([0-9]+):[0-9]+: missed: +not vectorized: (.*))", PatternOptions());
   std::istringstream in(remarks);
   std::set<std::string> seen;
   std::string line, out;
   size_t kept = 0, more = 0;
-  std::smatch m;
+  std::string at, why;
   while (std::getline(in, line)) {
-    if (!std::regex_match(line, m, missed)) continue;
-    std::string remark = "kernel.cpp:" + m[1].str() + ": " + m[2].str();
+    if (!RE2::FullMatch(Piece(line), missed, &at, &why)) continue;
+    std::string remark = "kernel.cpp:" + at + ": " + why;
     if (!seen.insert(remark).second) continue;
     if (kept < max_lines)
       out += remark + "\n", ++kept;

@@ -26,11 +26,16 @@ struct CompileOutcome {
   std::string not_vectorized;        ///< the kernel's loops it did not, and why (NotVectorizedRemarks)
   double seconds = 0;                ///< compiler wall time (0 when cached)
   bool cached = false;
+  /// Why the source was refused, not compiled (a file it would read at
+  /// compile time: ForbiddenFileAccess, or the assembler's .incbin/.include);
+  /// "" when it was not. A refused source is not ok; `log` says why.
+  std::string refused;
 };
 
 /// Compiles `source` with `header` force-included as shape.h. A failing
-/// compilation is data (ok = false, log); an Error means the compiler could
-/// not be started or the build folder not written. Blocks; thread-safe.
+/// compilation is data (ok = false, log), and so is a source refused because
+/// it would read a file at compile time (`refused`); an Error means the
+/// compiler could not be started or the build folder not written. Blocks; thread-safe.
 Result<CompileOutcome> CompileKernel(const std::string& source, const std::string& header,
                                      const CompileOptions& options, const std::string& scratch_dir);
 
@@ -39,10 +44,13 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
 /// profitable"), once per line and reason, at most `max_lines` of them.
 std::string NotVectorizedRemarks(const std::string& remarks, size_t max_lines = 30);
 
-/// The compiler's diagnostics without the warnings located in system headers
-/// (an AVX-512 kernel draws ~32 KB of -Wmaybe-uninitialized from the intrinsics
-/// headers): every error, every diagnostic in kernel.cpp or shape.h, the
-/// linker's messages, and a line saying how many were left out.
+/// The compiler's diagnostics about the kernel's own files: every diagnostic
+/// in kernel.cpp or shape.h, the errors located in the toolchain's headers
+/// (under /usr/), the linker's messages, and a line saying how many were left
+/// out: the warnings in system headers (an AVX-512 kernel draws ~32 KB of
+/// -Wmaybe-uninitialized from the intrinsics headers) and every diagnostic
+/// located in any other file, with its quoted lines (a file the kernel
+/// should not have read).
 std::string KeepOwnDiagnostics(const std::string& log);
 
 /// `log` with the compiled file's own name (kernel.cpp) replaced by `name`, for

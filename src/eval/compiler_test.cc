@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "testing/temp_dir.h"
+
 namespace accelopt::eval {
 namespace {
 
@@ -79,6 +83,55 @@ TEST(KeepOwnDiagnostics, ErrorsInHeadersAreKept) {
       "/usr/include/c++/12/vector:10:3: error: static assertion failed\n"
       "   10 |   static_assert(false);\n";
   EXPECT_EQ(KeepOwnDiagnostics(log), log);
+}
+
+// A diagnostic located in a file that is not the kernel's (one it should
+// not have read) is left out whole, with the lines it quotes.
+TEST(KeepOwnDiagnostics, DiagnosticsAboutOtherFilesAreLeftOutWithTheirLines) {
+  const std::string log =
+      "In file included from kernel.cpp:2:\n"
+      "/etc/passwd:1:5: error: found ':' in nested-name-specifier, expected '::'\n"
+      "    1 | root:x:0:0:root:/root:/bin/bash\n"
+      "      |     ^\n"
+      "/etc/passwd:1:1: note: 'root' does not name a type\n"
+      "/usr/include/../../etc/shadow:1:1: error: 'secret' does not name a type\n"
+      "    1 | secret\n"
+      "kernel.cpp:3:1: error: expected declaration\n";
+  const std::string kept = KeepOwnDiagnostics(log);
+  EXPECT_EQ(kept.find("root"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("secret"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("kernel.cpp:3:1: error: expected declaration"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("[2 diagnostics located in files other than the kernel's left out]"), std::string::npos) << kept;
+}
+
+// End to end with the compiler: a kernel that would read a file at compile
+// time is refused, and nothing of the file reaches the log. The assembler's
+// .incbin spelled so that no look at the source finds it (an escape, through
+// a macro) is found in the compiler's assembly output, before it is assembled.
+TEST(CompileKernel, AKernelThatWouldReadAFileIsRefusedNotCompiled) {
+  testing::TempDir dir;
+  const std::string secret = dir.path() + "/secret.txt";
+  { std::ofstream(secret) << "the-secret-line\n"; }
+  CompileOptions options;
+  options.flags = {"-O1", "-std=c++20"};
+  options.vectorization_report = false;
+  const std::string kernel = "extern \"C\" void kernel(const float* x, float* out) { out[0] = x[0]; }\n";
+  for (const std::string& source :
+       {"#include \"" + secret + "\"\n" + kernel, "#define F \"" + secret + "\"\n#include F\n" + kernel,
+        "#define DIRECTIVE \".\\x69ncbin \"\nasm(\".section .rodata\\n\" DIRECTIVE \"\\\"" + secret +
+            "\\\"\\n.text\");\n" + kernel}) {
+    auto built = CompileKernel(source, "#pragma once\n", options, dir.path());
+    ASSERT_TRUE(built.ok()) << built.error().message;
+    EXPECT_FALSE(built->ok) << source;
+    EXPECT_NE(built->refused, "") << source << "\n" << built->log;
+    EXPECT_EQ(built->log.find("the-secret-line"), std::string::npos) << built->log;
+    EXPECT_NE(built->log.find("refused before compiling"), std::string::npos) << built->log;
+  }
+  // The same kernel without them builds, in two steps (assembly, then the library).
+  auto built = CompileKernel("#include <cmath>\n" + kernel, "#pragma once\n", options, dir.path());
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_TRUE(built->ok) << built->log;
+  EXPECT_EQ(built->refused, "");
 }
 
 // As gcc 12 writes -fopt-info-vec-all: the kernel's missed loops, each once

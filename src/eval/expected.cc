@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <future>
 #include <random>
-#include <regex>
 
 #include "core/clock.h"
 #include "core/json_io.h"
+#include "core/pattern.h"
 #include "eval/calls.h"
 #include "eval/compare.h"
 #include "eval/compiler.h"
@@ -19,8 +19,10 @@ namespace {
 // The reference's algorithm in float32: every `double` of its source made
 // `float`, and the task's constants declared float.
 std::string Float32Source(const std::string& source) {
-  static const std::regex kDouble("\\bdouble\\b");
-  return std::regex_replace(source, kDouble, "float");
+  static const RE2 kDouble("\\bdouble\\b", PatternOptions());
+  std::string out = source;
+  RE2::GlobalReplace(&out, kDouble, "float");
+  return out;
 }
 
 // Runs a built reference on each call's inputs and copies its outputs into

@@ -104,6 +104,8 @@ MachineIdentity MachineIdentityOf(const CpuInfo& cpu) {
   key.append("\n").append(std::to_string(id.cores)).append("\n");
   for (const auto& flag : id.isa) key.append(flag).append(",");
   key.append("\n").append(std::to_string(id.simd_bits));
+  // FNV, not a content hash: the key is the engine's own reading of the CPU
+  // (no input chooses it), and saved hardware profiles are found by it.
   id.fingerprint = Hex64(Fnv1a64(key));
   return id;
 }

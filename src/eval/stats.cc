@@ -51,7 +51,8 @@ PairedSpeedup PairedComparison(const std::vector<double>& a_s, const std::vector
   if (n == 0) return out;
   out.speedup = Quantile(ratios, 0.5);
   // The largest k with P(Binomial(n, 1/2) < k) <= 2.5%: the k-th smallest and
-  // k-th largest ratios bound the median with at least 95% confidence.
+  // k-th largest ratios bound the median with at least 95% confidence; the
+  // coverage they actually give is computed and kept beside them.
   double below = 0;                // P(X <= j - 1), accumulated
   double term = std::pow(0.5, n);  // P(X = 0)
   int k = 0;
@@ -61,13 +62,18 @@ PairedSpeedup PairedComparison(const std::vector<double>& a_s, const std::vector
     term *= static_cast<double>(n - j) / (j + 1);
     k = j + 1;
   }
-  if (k == 0) {  // too few pairs for 95%: the whole range
-    out.ci_low = ratios.front();
-    out.ci_high = ratios.back();
-  } else {
-    out.ci_low = ratios[static_cast<size_t>(k - 1)];
-    out.ci_high = ratios[static_cast<size_t>(n - k)];
+  // Too few pairs for 95% (five or fewer): the whole range, the 1st and n-th.
+  const int order = std::max(k, 1);
+  out.ci_low = ratios[static_cast<size_t>(order - 1)];
+  out.ci_high = ratios[static_cast<size_t>(n - order)];
+  // The median lies outside [X(order), X(n+1-order)] when fewer than `order`
+  // ratios fall on one side of it: P(Binomial(n, 1/2) <= order - 1), twice.
+  double outside = 0, p = std::pow(0.5, n);
+  for (int j = 0; j < order; ++j) {
+    outside += p;
+    p *= static_cast<double>(n - j) / (j + 1);
   }
+  out.coverage = std::max(0.0, 1 - 2 * outside);
   return out;
 }
 

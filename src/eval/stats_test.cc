@@ -43,6 +43,7 @@ TEST(PairedComparison, SpeedupIsTheMedianRatioWithOrderStatisticBounds) {
   EXPECT_NEAR(s.speedup, 1.45, 1e-12);
   EXPECT_NEAR(s.ci_low, 1.1, 1e-12);
   EXPECT_NEAR(s.ci_high, 1.8, 1e-12);
+  EXPECT_NEAR(s.coverage, 1 - 2 * 11.0 / 1024, 1e-12);  // P(X <= 1) = 11/1024 on each side
 }
 
 TEST(PairedComparison, DriftBetweenPairsCancels) {
@@ -64,6 +65,34 @@ TEST(PairedComparison, TooFewPairsGiveTheWholeRange) {
   PairedSpeedup s = PairedComparison({1.0, 2.0, 3.0}, {1.0, 1.0, 1.0});
   EXPECT_EQ(s.ci_low, 1.0);
   EXPECT_EQ(s.ci_high, 3.0);
+  EXPECT_NEAR(s.coverage, 0.75, 1e-12);  // both ends beyond the median: 1 - 2/8
+}
+
+// The coverage kept is what the chosen order statistics give, never a fixed
+// 95%: five pairs give 93.75% (the whole range), six 96.875%, and from there
+// the narrowest interval of at least 95%.
+TEST(PairedComparison, TheCoverageIsWhatTheOrderStatisticsGive) {
+  EXPECT_NEAR(PairedComparison({1, 2, 3, 4, 5}, {1, 1, 1, 1, 1}).coverage, 0.9375, 1e-12);
+  EXPECT_NEAR(PairedComparison({1, 2, 3, 4, 5, 6}, {1, 1, 1, 1, 1, 1}).coverage, 0.96875, 1e-12);
+  EXPECT_EQ(PairedComparison({2}, {1}).coverage, 0);
+  for (int n = 6; n <= 200; n += 7) {
+    std::vector<double> a(static_cast<size_t>(n), 2.0), b(static_cast<size_t>(n), 1.0);
+    const double coverage = PairedComparison(a, b).coverage;
+    EXPECT_GE(coverage, 0.95) << n;
+    EXPECT_LT(coverage, 1) << n;
+  }
+  EXPECT_EQ(IntervalName(0.9375), "93.75% interval");
+  EXPECT_EQ(IntervalName(0), "interval");
+}
+
+TEST(PairedSpeedupJson, CoverageIsKeptAndOldRecordsReadAsUnknown) {
+  PairedSpeedup s = PairedComparison({1, 2, 3, 4, 5}, {1, 1, 1, 1, 1});
+  PairedSpeedup back = *PairedSpeedupFromJson(ToJson(s));
+  EXPECT_EQ(back.coverage, s.coverage);
+  EXPECT_EQ(back.ci_high, s.ci_high);
+  Json old = {{"speedup", 1.2}, {"ci_low", 1.1}, {"ci_high", 1.3}, {"pairs", 9}};
+  EXPECT_EQ(PairedSpeedupFromJson(old)->coverage, 0);
+  EXPECT_EQ(IntervalName(PairedSpeedupFromJson(old)->coverage), "interval");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/profile.h"
 #include "core/text.h"
 
 namespace accelopt::memory {
@@ -67,7 +68,8 @@ std::vector<RankedLesson> SelectLessons(const std::vector<Lesson>& lessons, cons
 std::string RenderLesson(const Lesson& l, int n) {
   char effect[160];
   if (l.low != l.high)
-    std::snprintf(effect, sizeof effect, "%.2fx (95%% interval %.2f to %.2f)", l.speedup, l.low, l.high);
+    std::snprintf(effect, sizeof effect, "%.2fx (%s %.2f to %.2f)", l.speedup, IntervalName(l.coverage).c_str(), l.low,
+                  l.high);
   else
     std::snprintf(effect, sizeof effect, "%.2fx", l.speedup);
   std::string about = Join({l.tags.task, l.tags.family, l.tags.bound.empty() ? "" : l.tags.bound + "-bound"}, ", ");

@@ -83,12 +83,19 @@ TEST(SelectLessons, RequiredTagsAndWordsFilter) {
 
 TEST(Memory, NewLessonsComeFirstAndRenderSaysWhatTheyDid) {
   OptimizationMemory m({L("old", "elementwise", "memory", 1.1, 1.2)});
-  m.Update({L("slower", "elementwise", "memory", 0.5, 0.6)});
+  Lesson slower = L("slower", "elementwise", "memory", 0.5, 0.6);
+  slower.coverage = 0.96875;  // six pairs
+  m.Update({slower});
   ASSERT_EQ(m.lessons().size(), 2u);
   EXPECT_EQ(m.lessons().front().title, "slower");
   std::string text = m.RenderFor({"t", "elementwise", "memory", kTarget, "c++", {}});
   EXPECT_NE(text.find("Lesson 1 (from t-slower, elementwise, memory-bound; tiling; made a kernel slower, avoid: "
-                      "0.55x (95% interval 0.50 to 0.60)):\n**slower**"),
+                      "0.55x (96.88% interval 0.50 to 0.60)):\n**slower**"),
+            std::string::npos)
+      << text;
+  // A lesson recorded before coverages were kept claims none.
+  EXPECT_NE(text.find("(from t-old, elementwise, memory-bound; tiling; made a kernel faster, 1.15x (interval 1.10 to "
+                      "1.20))"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Lesson 2 (from t-old"), std::string::npos) << text;

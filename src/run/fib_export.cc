@@ -297,6 +297,8 @@ std::optional<FibLanguage> FibLanguageFor(const std::string& target) {
 std::string FibWorkloadUuid(const suite::Task& task, const std::string& shape, const suite::Bindings& params) {
   std::string key = "accelopt workload\n" + task.name + "\n" + shape + "\n";
   for (const auto& [name, value] : params) key += fmt::format("{}={}\n", name, value);
+  // FNV, not a content hash: an identifier stable across exports (changing it
+  // would rename every exported workload), from names the task itself gives.
   const std::string hex = Hex64(Fnv1a64(key)) + Hex64(SplitMix64(Fnv1a64(key, 0x84222325cbf29ce4ULL)));
   std::string u = hex;
   u[12] = '8';                                                        // version 8: custom

@@ -34,6 +34,11 @@ void StoreModelPort::Reject(const std::string& key, const std::string& reason) {
   if (auto s = store_.RejectLlmCall(key, reason); !s) fmt::print(stderr, "warning: {}\n", s.error().message);
 }
 
+void StoreModelPort::Note(const std::string& key, const std::string& note) {
+  (void)key;
+  fmt::print(stderr, "  [{}] {}\n", task_, note);
+}
+
 Result<std::unique_ptr<StoreEvaluator>> StoreEvaluator::Make(store::Store& store, targets::Target& target,
                                                              const suite::Task& task, std::string shape,
                                                              int64_t run_id, const EvalRoute& route) {
@@ -287,6 +292,7 @@ agents::TaskBrief BriefFor(const suite::Task& task, const std::string& shape, co
   brief.reference = reference ? *reference : "";
   brief.flags = info.build_command;
   if (!info.fence_tags.empty()) brief.fence_tags = info.fence_tags;
+  brief.entry_point = info.entry_point;
   brief.isa = target.MachineText();
   brief.tolerance = task.tolerance;
   brief.read_answer = target.AnswerReaderFor(task);
@@ -415,8 +421,15 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   if (!checkpoint) return checkpoint.error();
   auto candidates = db.ListCandidates(run_id, task.name);
   if (!candidates) return candidates.error();
+  // Hashes are computed again from the code, not read: a store made before
+  // content hashes were SHA-256 holds 16-digit FNV ones, which would match no
+  // new kernel (every duplicate evaluated again) and could be collided.
+  const std::string language = ScopeOf(task, info).language;
   std::map<int64_t, std::string> hashes;  // the lineage by hash, as the search follows it
-  for (const auto& stored : *candidates) hashes[stored.candidate.id] = stored.candidate.hash;
+  for (auto& stored : *candidates) {
+    stored.candidate.hash = agents::CodeHash(stored.candidate.code, language);
+    hashes[stored.candidate.id] = stored.candidate.hash;
+  }
   for (const auto& stored : *candidates) {
     Candidate c = stored.candidate;
     c.parent_hash = hashes[c.parent_id];
@@ -427,6 +440,10 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
     auto restored = StateFromJson((*checkpoint)->second);
     if (!restored) return restored.error();
     restored->known = std::move(state.known);
+    for (Candidate& c : restored->beam) {
+      c.hash = agents::CodeHash(c.code, language);
+      if (hashes.count(c.parent_id)) c.parent_hash = hashes[c.parent_id];
+    }
     state = *restored;
     fmt::print(stderr, "[{}] resuming after iteration {}\n", task.name, state.completed_iterations);
   } else {
@@ -436,7 +453,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
       fmt::print(stderr, "[{}] evaluating the baseline...\n", task.name);
       auto profile = evaluator.EvaluateOne(*code);
       if (!profile) return profile.error();
-      result.baseline = {0, 0, 0, "", "", *code, agents::CodeHash(*code, ScopeOf(task, info).language), *profile};
+      result.baseline = {0, 0, 0, "", "", *code, agents::CodeHash(*code, language), *profile};
       recorder.OnCandidate(result.baseline);
       state.known.push_back(result.baseline);
     }

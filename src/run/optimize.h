@@ -25,6 +25,8 @@ class StoreModelPort : public agents::ModelPort {
   Result<std::string> Ask(const std::string& role, const std::string& prompt, const std::string& key) override;
   /// Kept with the recorded answer: the call's record says why its answer was not used.
   void Reject(const std::string& key, const std::string& reason) override;
+  /// Printed on the progress stream, with the task's name.
+  void Note(const std::string& key, const std::string& note) override;
 
  private:
   store::Store& store_;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/profile.h"
 #include "search/selection.h"
 #include "search/tuning.h"
 
@@ -107,8 +108,8 @@ std::string SpeedupText(const Speedup& s) {
   if (s.low == s.high)
     std::snprintf(text, sizeof text, "%.2f (the ratio of the two median latencies)", s.estimate);
   else
-    std::snprintf(text, sizeof text, "%.2f (95%% interval %.2f to %.2f, timed side by side)", s.estimate, s.low,
-                  s.high);
+    std::snprintf(text, sizeof text, "%.2f (%s %.2f to %.2f, timed side by side)", s.estimate,
+                  IntervalName(s.coverage).c_str(), s.low, s.high);
   return std::string(text) + (s.disturbed ? ", measured while other processes loaded the machine" : "");
 }
 
@@ -421,7 +422,7 @@ class Iteration {
     if (!paired) listener_.OnAgentFailure("comparison", paired.error().message);
     if (!paired || paired->pairs == 0) paired = MediansRatio(slow.profile, fast.profile);
     if (paired_out) *paired_out = *paired;
-    return {paired->speedup, paired->ci_low, paired->ci_high, paired->disturbed};
+    return {paired->speedup, paired->ci_low, paired->ci_high, paired->disturbed, paired->coverage};
   }
 
   // The kept child against its parent, side by side where possible.
@@ -479,6 +480,7 @@ class Iteration {
       l.speedup = speedup.estimate;
       l.low = speedup.low;
       l.high = speedup.high;
+      l.coverage = speedup.coverage;
       lessons[i] = l;
     });
     ReportFailures();

@@ -43,7 +43,7 @@ struct SearchOptions {
   double min_threshold = 1.15;      ///< a pair is a negative lesson below 1/this
   int fix_rounds = 1;               ///< R fixer rounds for a failing candidate; 0 disables
   /// A child enters the beam only when its side-by-side speedup over its
-  /// parent is above 1 + this at the low end of its 95% interval (a code
+  /// parent is above 1 + this at the low end of its interval (a code
   /// task's noise margin; 0 for kernels).
   double noise_margin = 0;
   int llm_parallelism = 8;  ///< agent calls in flight at once (the backend may limit further)

@@ -8,7 +8,8 @@
 
 #include <functional>
 #include <mutex>
-#include <regex>
+
+#include <re2/re2.h>
 
 namespace accelopt::search {
 namespace {
@@ -46,14 +47,14 @@ class CodeTimedEvaluator : public CandidateEvaluator {
   std::vector<Result<Profile>> Evaluate(const std::vector<std::string>& codes) override {
     std::vector<Result<Profile>> out;
     for (const auto& code : codes) {
-      std::smatch m;
+      std::string ms;
       Profile p;
       p.task = "t";
       p.bound = "memory";
-      if (std::regex_search(code, m, std::regex("ms (?:= )?([0-9.]+);"))) {
+      if (RE2::PartialMatch(code, RE2("ms (?:= )?([0-9.]+);"), &ms)) {
         p.status = Verdict::kOk;
         p.latency = LatencyStats{};
-        p.latency->median_s = p.latency->min_s = p.latency->max_s = std::stod(m[1]) * 1e-3;
+        p.latency->median_s = p.latency->min_s = p.latency->max_s = std::stod(ms) * 1e-3;
         p.latency->calls = 10;
       } else {
         p.status = Verdict::kCompileError;
@@ -116,12 +117,10 @@ class BeamSearchTest : public ::testing::Test {
 
 // The plan's title names the code the executor writes: "ms N" in the title gives a kernel of N ms.
 std::string ExecutorFromTitle(const std::string& prompt) {
-  std::smatch m;
-  std::regex_search(prompt, m, std::regex("Plan: ([^\n]*)"));
-  std::string title = m[1];
-  std::smatch ms;
-  std::regex_search(title, ms, std::regex("ms ([0-9.]+)"));
-  return Fenced("ms " + std::string(ms[1]) + ";\n// " + title + "\n");
+  std::string title, ms;
+  RE2::PartialMatch(prompt, RE2("Plan: ([^\n]*)"), &title);
+  RE2::PartialMatch(title, RE2("ms ([0-9.]+)"), &ms);
+  return Fenced("ms " + ms + ";\n// " + title + "\n");
 }
 
 TEST_F(BeamSearchTest, EachSequentialPlanSeesTheTitlesBeforeIt) {

@@ -19,13 +19,14 @@ struct Sample {
 /// Requires at least one sample.
 size_t KeepSample(const std::vector<Sample>& samples, double parent_latency_s);
 
-/// A speedup (parent time / child time) with its 95% interval; from a paired
+/// A speedup (parent time / child time) with its interval; from a paired
 /// comparison, or low == high == estimate when only two medians are known.
 struct Speedup {
   double estimate = 0, low = 0, high = 0;
   /// Measured while other processes took more than the allowed share of the
   /// machine (and not quiet when measured again): shown, never decides.
   bool disturbed = false;
+  double coverage = 0;  ///< of [low, high] (PairedSpeedup::coverage); 0: unknown or a single point
 };
 
 /// Indices of the (parent, kept) pairs to summarize: up to top_k/2 whose whole

@@ -1,9 +1,10 @@
 #include "search/tuning.h"
 
 #include <algorithm>
-#include <regex>
 #include <set>
 #include <sstream>
+
+#include "core/pattern.h"
 
 namespace accelopt::search {
 namespace {
@@ -12,8 +13,8 @@ constexpr size_t kMaxTunables = 4;
 constexpr size_t kMaxValues = 16;
 
 bool IsValue(const std::string& v) {
-  static const std::regex literal(R"(-?[0-9][0-9A-Za-z_.+'-]*|true|false)");
-  return v.size() <= 32 && std::regex_match(v, literal);
+  static const RE2 literal(R"(-?[0-9][0-9A-Za-z_.+'-]*|true|false)", PatternOptions());
+  return v.size() <= 32 && RE2::FullMatch(Piece(v), literal);
 }
 
 // Where NAME's value is defined: the offset and length of the value text.
@@ -23,34 +24,42 @@ struct Definition {
 
 Definition FindDefinition(const std::string& code, const std::string& name) {
   // `#define NAME value`, or a declaration with const/constexpr: `... NAME = value;`
-  const std::regex define("(^|\\n)[ \\t]*#[ \\t]*define[ \\t]+" + name + "[ \\t]+([^ \\t\\n/]+)");
-  const std::regex declared("(^|\\n)[^\\n]*\\bconst(expr)?\\b[^\\n=]*\\b" + name +
-                            "[ \\t]*=(?!=)[ \\t]*([^;,}\\n]+?)[ \\t]*[;,}]");
-  std::smatch m;
-  if (std::regex_search(code, m, define)) return {static_cast<size_t>(m.position(2)), static_cast<size_t>(m.length(2))};
-  if (std::regex_search(code, m, declared))
-    return {static_cast<size_t>(m.position(3)), static_cast<size_t>(m.length(3))};
+  // (the value does not start with '=': `NAME == value` compares).
+  const std::string quoted = RE2::QuoteMeta(name);
+  const RE2 define("(?:^|\\n)[ \\t]*#[ \\t]*define[ \\t]+" + quoted + "[ \\t]+([^ \\t\\n/]+)", PatternOptions());
+  const RE2 declared("(?:^|\\n)[^\\n]*\\bconst(?:expr)?\\b[^\\n=]*\\b" + quoted +
+                         "[ \\t]*=[ \\t]*([^;,}\\n= \\t][^;,}\\n]*?)[ \\t]*[;,}]",
+                     PatternOptions());
+  re2::StringPiece value;
+  for (const RE2* re : {&define, &declared})
+    if (RE2::PartialMatch(Piece(code), *re, &value)) return {OffsetIn(code, value), value.size()};
   return {};
 }
+
+// An annotation's text as a problem quotes it: a line of 50 KB is cut.
+std::string Quoted(const std::string& text) { return text.size() <= 80 ? text : text.substr(0, 80) + "[...]"; }
 
 }  // namespace
 
 TunableScan FindTunables(const std::string& code) {
   TunableScan scan;
-  static const std::regex annotation(R"(//[ \t]*accelopt:tune[ \t]+([^\n]*))");
+  static const RE2 annotation(R"(//[ \t]*accelopt:tune[ \t]+([^\n]*))", PatternOptions());
+  static const RE2 identifier("[A-Za-z_][A-Za-z0-9_]{0,63}", PatternOptions());
   std::set<std::string> names;
-  for (std::sregex_iterator it(code.begin(), code.end(), annotation), end; it != end; ++it) {
-    std::istringstream words((*it)[1].str());
+  re2::StringPiece rest = Piece(code), line;
+  while (RE2::FindAndConsume(&rest, annotation, &line)) {
+    const std::string text(line.data(), line.size());
+    std::istringstream words(text);
     Tunable t;
     words >> t.name;
     for (std::string v; words >> v;) t.values.push_back(v);
-    if (!std::regex_match(t.name, std::regex("[A-Za-z_][A-Za-z0-9_]{0,63}"))) {
-      scan.problems.push_back("'accelopt:tune " + (*it)[1].str() + "': expected a constant's name, then its values");
+    if (!RE2::FullMatch(Piece(t.name), identifier)) {
+      scan.problems.push_back("'accelopt:tune " + Quoted(text) + "': expected a constant's name, then its values");
       continue;
     }
     auto bad = std::find_if(t.values.begin(), t.values.end(), [](const std::string& v) { return !IsValue(v); });
     if (bad != t.values.end()) {
-      scan.problems.push_back(t.name + ": '" + *bad + "' is not a number (or true/false)");
+      scan.problems.push_back(t.name + ": '" + Quoted(*bad) + "' is not a number (or true/false)");
       continue;
     }
     if (t.values.size() < 2) {

@@ -38,6 +38,30 @@ TEST(FindTunables, AnnotationsThatCannotBeAppliedAreProblemsNotGuesses) {
   EXPECT_NE(scan.problems[3].find("expected a constant's name"), std::string::npos) << scan.problems[3];
 }
 
+// A model's kernel with one 50 KB line: the scan is linear (std::regex
+// overflowed the stack here, and again on resume, which reads the same answer).
+TEST(FindTunables, LinesOfFiftyKilobytesAreReadNotACrash) {
+  std::string values;
+  while (values.size() < 50000) values += " 8 16";
+  TunableScan scan = FindTunables("constexpr int BLOCK = 8;  // accelopt:tune BLOCK" + values + "\n");
+  ASSERT_EQ(scan.tunables.size(), 1u);
+  EXPECT_EQ(scan.tunables[0].values.size(), 16u);  // the first 16 taken
+  EXPECT_EQ(scan.tunables[0].current, "8");
+
+  scan = FindTunables("// accelopt:tune " + std::string(50000, '#') + "\n");
+  ASSERT_EQ(scan.problems.size(), 1u);
+  EXPECT_NE(scan.problems[0].find("expected a constant's name"), std::string::npos);
+  EXPECT_LT(scan.problems[0].size(), 200u);  // quoted in part
+
+  // The definition's line is the long one.
+  const std::string padding(50000, 'x');
+  scan = FindTunables("/*" + padding + "*/ constexpr int TILE = 4;  // accelopt:tune TILE 4 8\n");
+  ASSERT_EQ(scan.tunables.size(), 1u) << (scan.problems.empty() ? "" : scan.problems[0]);
+  EXPECT_EQ(scan.tunables[0].current, "4");
+  EXPECT_NE(ApplySetting("/*" + padding + "*/ constexpr int TILE = 4;\n", {{"TILE", "8"}}).find("TILE = 8;"),
+            std::string::npos);
+}
+
 TEST(ApplySetting, RewritesOnlyTheDefinitions) {
   std::string code = ApplySetting(kKernel, {{"BLOCK_K", "64"}, {"UNROLL", "8"}, {"PREFETCH", "false"}});
   EXPECT_NE(code.find("constexpr int BLOCK_K = 64;  // accelopt:tune BLOCK_K 8 16 32 64"), std::string::npos) << code;

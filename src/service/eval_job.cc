@@ -9,14 +9,11 @@ namespace accelopt::service {
 namespace fs = std::filesystem;
 
 std::string DigestOfFiles(const std::map<std::string, std::string>& files) {
-  uint64_t h = Fnv1a64("task-files/v1");
-  for (const auto& [path, contents] : files) {
-    h = Fnv1a64(path, h);
-    h = Fnv1a64(std::string_view("\0", 1), h);
-    h = Fnv1a64(std::to_string(contents.size()), h);
-    h = Fnv1a64(contents, h);
-  }
-  return Hex64(h);
+  ContentHasher h;
+  h.Add("task-files/v2");
+  for (const auto& [path, contents] : files)
+    h.Add(path).Add(std::string_view("\0", 1)).Add(std::to_string(contents.size())).Add("\n").Add(contents);
+  return h.Hex();
 }
 
 namespace {

@@ -33,7 +33,7 @@ struct TaskSpec {
   std::string shape;
   std::string origin;                         ///< the folder it was read from, on the machine that made the job
   std::map<std::string, std::string> files;  ///< path in the folder -> contents
-  std::string digest;                         ///< of `files` (Fnv1a64 over paths and contents, hex)
+  std::string digest;                         ///< of `files` (SHA-256 over paths and contents, hex)
   Json parameters;                            ///< the shape's parameters, bound (for reading; never trusted)
 };
 

@@ -27,7 +27,7 @@ namespace {
   "profile, vs_parent FROM candidates"
 #define ACCELOPT_SELECT_LESSON                                                                                  \
   "SELECT id, memory, task, target, speedup, title, text, run_id, slow_candidate, fast_candidate, created_at, " \
-  "speedup_low, speedup_high, tags FROM lessons"
+  "speedup_low, speedup_high, tags, speedup_coverage FROM lessons"
 
 // Schema migrations: kMigrations[v] takes a database at user_version v to v + 1.
 // A later version appends a step here; never edit a step that has shipped.
@@ -138,6 +138,10 @@ CREATE TABLE workers (
   machine_class TEXT NOT NULL,
   seen REAL NOT NULL
 );
+)sql",
+    // A lesson's interval keeps its coverage (PairedSpeedup::coverage); NULL: unknown.
+    R"sql(
+ALTER TABLE lessons ADD COLUMN speedup_coverage REAL;
 )sql",
     // A candidate's side-by-side comparison with its parent (PairedSpeedup as
     // JSON; NULL: not compared), set when the search compares them.
@@ -343,8 +347,8 @@ class SqliteStore : public Store {
     const Lesson& lesson = stored.lesson;
     Query q = Prepare("add lesson",
                       "INSERT INTO lessons (memory, task, target, speedup, title, text, run_id, slow_candidate, "
-                      "fast_candidate, created_at, speedup_low, speedup_high, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-                      "?, COALESCE(?, " ACCELOPT_NOW "), ?, ?, ?)");
+                      "fast_candidate, created_at, speedup_low, speedup_high, tags, speedup_coverage) VALUES (?, ?, ?, ?, "
+                      "?, ?, ?, ?, ?, COALESCE(?, " ACCELOPT_NOW "), ?, ?, ?, ?)");
     q.BindText(stored.memory).BindText(lesson.tags.task).BindText(lesson.tags.target).BindReal(lesson.speedup);
     q.BindText(lesson.title).BindText(lesson.text).BindInt(stored.run_id).BindInt(stored.slow_candidate);
     q.BindInt(stored.fast_candidate).BindTextOrNull(stored.created_at);
@@ -353,6 +357,7 @@ class SqliteStore : public Store {
                 {"bound", lesson.tags.bound},
                 {"language", lesson.tags.language},
                 {"strategies", lesson.tags.strategies}});
+    q.BindReal(lesson.coverage);
     if (Status s = q.Run(); !s) return s.error();
     return sqlite3_last_insert_rowid(db_);
   }
@@ -455,6 +460,7 @@ class SqliteStore : public Store {
     // Recorded before intervals were kept (NULL): the estimate is all there is.
     l.low = std::isnan(r.Real(11)) ? l.speedup : r.Real(11);
     l.high = std::isnan(r.Real(12)) ? l.speedup : r.Real(12);
+    l.coverage = std::isnan(r.Real(14)) ? 0 : r.Real(14);
     auto tags = r.JsonAt(13);
     if (!tags) return tags.error();
     try {

@@ -90,7 +90,7 @@ class SqliteStoreTest : public ::testing::Test {
 TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   auto store = Open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "5");
   EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
   for (const char* table :
        {"runs", "llm_calls", "evaluations", "candidates", "iterations", "lessons", "jobs", "hardware", "workers"}) {
@@ -101,7 +101,7 @@ TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   store.reset();
   // Opening an up-to-date file again migrates nothing and keeps the version.
   ASSERT_TRUE(Open());
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "5");
 }
 
 TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
@@ -122,11 +122,12 @@ TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
   sqlite3_close(raw);
   auto store = Open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "5");
   auto lesson = store->GetLesson(1);
   ASSERT_TRUE(lesson.ok() && lesson->has_value()) << (lesson.ok() ? "none" : lesson.error().message);
   EXPECT_EQ((*lesson)->lesson.low, 1.5);
   EXPECT_EQ((*lesson)->lesson.high, 1.5);
+  EXPECT_EQ((*lesson)->lesson.coverage, 0);  // unknown
   EXPECT_EQ((*lesson)->lesson.tags.family, "");
   EXPECT_TRUE((*lesson)->lesson.tags.strategies.empty());
 }

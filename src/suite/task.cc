@@ -9,9 +9,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <regex>
 #include <sstream>
 #include <tuple>
+
+#include "core/pattern.h"
 
 namespace accelopt::suite {
 namespace fs = std::filesystem;
@@ -397,12 +398,8 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
                   "say how to read the benchmark's figure with exactly one of 'regex' (on its output) or 'json' (a "
                   "dotted path into its JSON output)");
   if (!m.regex.empty()) {
-    try {
-      std::regex compiled(m.regex);
-    } catch (const std::regex_error& e) {
-      return f.Fail("code.metric.regex", (*metric)["regex"],
-                    std::string("not a valid regular expression: ") + e.what());
-    }
+    if (auto compiled = CompilePattern(m.regex); !compiled)
+      return f.Fail("code.metric.regex", (*metric)["regex"], compiled.error().message);
   }
   auto direction = f.Required(*metric, "direction", "code.metric.direction");
   if (!direction) return direction.error();

@@ -59,7 +59,7 @@ struct RooflineExprs {
 struct MetricSpec {
   std::string name = "metric";  ///< what it is ("ns per word"), as prompts and reports say it
   std::string unit;             ///< "ns", "MB/s", ... ("" when it has none)
-  /// A regular expression (ECMAScript) on the benchmark's stdout: its first
+  /// A regular expression (RE2 syntax: no lookaround, no backreferences) on the benchmark's stdout: its first
   /// group, else its whole match, is the number. The last match counts.
   std::string regex;
   /// Or: the benchmark's stdout is JSON and this dotted path leads to the

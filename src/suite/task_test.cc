@@ -381,6 +381,10 @@ TEST_F(CodeTaskFile, ErrorsNameTheField) {
   EXPECT_NE(ErrorFor("direction: lower", "direction: faster").find("code.metric.direction"), std::string::npos);
   EXPECT_NE(ErrorFor("regex: 'ns/op: ([0-9.]+)'", "regex: '(['").find("not a valid regular expression"),
             std::string::npos);
+  // RE2 syntax: a lookahead (ECMAScript's, not RE2's) is refused where it is written.
+  const std::string lookahead = ErrorFor("regex: 'ns/op: ([0-9.]+)'", "regex: 'ns/op: (?=[0-9])([0-9.]+)'");
+  EXPECT_NE(lookahead.find("code.metric.regex"), std::string::npos) << lookahead;
+  EXPECT_NE(lookahead.find("RE2 syntax"), std::string::npos) << lookahead;
   EXPECT_NE(ErrorFor("regex: 'ns/op: ([0-9.]+)'", "json: a.b, regex: x").find("exactly one of 'regex'"),
             std::string::npos);
   EXPECT_NE(ErrorFor("files: [src/*.cc]", "files: [../src/*.cc]").find("code.files[0]"), std::string::npos);

@@ -54,7 +54,7 @@ struct EvaluationJob {
 /// Two candidates measured side by side.
 struct PairedResult {
   Profile a, b;
-  /// The speedup of b over a from their interleaved calls, with its 95%
+  /// The speedup of b over a from their interleaved calls, with its
   /// interval; absent when either is not ok.
   std::optional<PairedSpeedup> speedup;
 };
@@ -79,6 +79,10 @@ struct TargetInfo {
   /// reports call it and the libraries it links.
   std::string vendor_label = "vendor";
   std::vector<std::string> vendor_libraries;
+  /// The function a kernel defines, by which an answer's kernel block is told
+  /// from a usage example (agents::ExtractKernel). Last: targets fill the
+  /// fields above by position.
+  std::string entry_point = "kernel";
 };
 
 /// A candidate built by Target::Build: the first half of an evaluation, ready

@@ -191,7 +191,7 @@ Result<fs::path> CodeTarget::BaseOf(const suite::Task& task) const {
   const suite::CodeSpec& spec = task.code;
   if (!spec.path.empty()) return fs::path(spec.path);
   std::lock_guard lock(bases_mu_);
-  const fs::path dir = fs::path(options_.bases_dir) / Hex64(Fnv1a64(spec.repo + "\n" + spec.commit));
+  const fs::path dir = fs::path(options_.bases_dir) / ContentHash(spec.repo + "\n" + spec.commit);
   std::error_code ec;
   if (fs::exists(dir / kReadyMark, ec)) return dir;
   fs::remove_all(dir, ec);
@@ -329,7 +329,7 @@ Result<std::shared_ptr<CodeTarget::Prepared>> CodeTarget::ReadyAndTested(const t
 }
 
 Result<std::shared_ptr<CodeTarget::Prepared>> CodeTarget::Ready(const targets::EvalRequest& request) {
-  const std::string key = request.task->name + "\n" + Hex64(Fnv1a64(request.candidate.source));
+  const std::string key = request.task->name + "\n" + ContentHash(request.candidate.source);
   {
     std::lock_guard lock(kept_mu_);
     for (auto& [k, kept] : kept_)

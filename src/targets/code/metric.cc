@@ -2,12 +2,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
-#include <regex>
 
 #include "core/json_io.h"
+#include "core/pattern.h"
 
 namespace accelopt::code {
 namespace {
@@ -17,21 +18,32 @@ std::string Tail(const std::string& output) {
   return ":\n" + (output.size() > 1500 ? "[...]" + output.substr(output.size() - 1500) : output);
 }
 
+// The metric is looked for in the output's last 4 MiB (where a benchmark
+// prints its figure); a runaway benchmark's output is not scanned whole.
+constexpr size_t kMaxScannedBytes = 4 << 20;
+
 Result<double> FromRegex(const std::string& output, const std::string& pattern) {
-  std::regex re(pattern);
-  std::smatch last;
+  auto re = CompilePattern(pattern);
+  if (!re) return Error{"the metric's regex '" + pattern + "': " + re.error().message};
+  const std::string_view text =
+      std::string_view(output).substr(output.size() > kMaxScannedBytes ? output.size() - kMaxScannedBytes : 0);
+  // Every match in turn, the last kept: [0] the whole match, [1] the first group if any.
+  re2::StringPiece match[2], last[2];
+  const int groups = (*re)->NumberOfCapturingGroups() > 0 ? 2 : 1;
   bool found = false;
-  for (auto it = std::sregex_iterator(output.begin(), output.end(), re); it != std::sregex_iterator(); ++it) {
-    last = *it;
+  for (size_t at = 0; at <= text.size() && (*re)->Match(Piece(text), at, text.size(), RE2::UNANCHORED, match, groups);) {
+    std::copy(match, match + groups, last);
     found = true;
+    at = OffsetIn(text, match[0]) + std::max<size_t>(match[0].size(), 1);  // an empty match moves on by one
   }
   if (!found)
     return Error{"no match for the metric's regex '" + pattern + "' in the benchmark's output" + Tail(output)};
-  const std::string text = last.size() > 1 && last[1].matched ? last[1].str() : last[0].str();
+  const re2::StringPiece figure = groups > 1 && last[1].data() != nullptr ? last[1] : last[0];
+  const std::string number(figure.data(), figure.size());
   char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == text.c_str())
-    return Error{"the metric's regex '" + pattern + "' matched '" + text + "', which is not a number"};
+  const double value = std::strtod(number.c_str(), &end);
+  if (number.empty() || end == number.c_str())
+    return Error{"the metric's regex '" + pattern + "' matched '" + number.substr(0, 200) + "', which is not a number"};
   return value;
 }
 

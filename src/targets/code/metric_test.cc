@@ -68,6 +68,31 @@ TEST(CodeMetric, AMissingOrImpossibleFigureIsAnError) {
   EXPECT_NE(not_json.error().message.find("not JSON"), std::string::npos);
 }
 
+// A benchmark that prints 100 KB: the regex runs in linear time (std::regex
+// overflowed the stack on a long run of what [0-9.]+ matches).
+TEST(CodeMetric, AHundredKilobytesOfOutputAreReadNotACrash) {
+  auto v = ReadMetric(std::string(100000, '0') + "4.25 ns/op\n", Regex(R"(([0-9.]+) ns/op)"));
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_DOUBLE_EQ(*v, 4.25);
+  v = ReadMetric(std::string(100000, 'x') + "\nrun: 4.25 ns/op\n", Regex(R"((?:x|y)*\s*run: ([0-9.]+) ns/op)"));
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_DOUBLE_EQ(*v, 4.25);
+  auto none = ReadMetric(std::string(100000, '.'), Regex(R"(([0-9.]+) ns/op)"));
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no match for the metric's regex"), std::string::npos);
+  EXPECT_LT(none.error().message.size(), 2000u);  // the output's tail, not all of it
+}
+
+TEST(CodeMetric, AnEmptyMatchMovesOnAndAPatternRe2RefusesIsAnError) {
+  // The last match is the empty one at the end: an answer, not a loop.
+  auto v = ReadMetric("a 1\nb 2\n", Regex(R"([0-9]*)"));
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.error().message.find("which is not a number"), std::string::npos) << v.error().message;
+  auto bad = ReadMetric("t 1\n", Regex(R"((?=t) ([0-9]+))"));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("RE2 syntax"), std::string::npos) << bad.error().message;
+}
+
 TEST(CodeMetric, HigherIsBetterIsComparedByItsReciprocal) {
   suite::MetricSpec m;
   m.higher_is_better = true;

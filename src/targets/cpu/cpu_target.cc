@@ -485,7 +485,8 @@ Result<Profile> CpuTarget::BuildProfileOf(Batch& batch, size_t k) const {
   RecordCompile(*built.main, profile);
   if (!built.main->ok) {
     profile.status = Verdict::kCompileError;
-    profile.message = "the kernel does not compile (see the compile log)";
+    profile.message = built.main->refused.empty() ? "the kernel does not compile (see the compile log)"
+                                                  : "the kernel is refused before compiling: " + built.main->refused;
     profile.wall_seconds = NowSeconds() - built.started;
     return profile;
   }
@@ -574,7 +575,7 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
     hw.peak_mm_gflops = peaks.rates.peak_mm_gflops;
     hw.peak_vec_gflops = peaks.rates.peak_vec_gflops;
     for (const eval::ProvedRate& p : *proved)
-      hw.evidence.push_back({p.figure, p.value, p.previous, Hex64(Fnv1a64(batch.requests[k].candidate.source)),
+      hw.evidence.push_back({p.figure, p.value, p.previous, ContentHash(batch.requests[k].candidate.source),
                              profile.task, profile.shape, IsoUtcNow()});
     if (options_.on_hardware_raised) options_.on_hardware_raised(hw);
   }

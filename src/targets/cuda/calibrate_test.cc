@@ -319,7 +319,7 @@ TEST(CudaScoringEvidence, TheKernelsHashIsItsSources) {
   auto built = CompileCuda(source, "#pragma once\n", options, dir.path());
   ASSERT_TRUE(built) << built.error().message;
   ASSERT_TRUE(built->ok) << built->log;
-  EXPECT_EQ(SourceHashOf(built->library_path), Hex64(Fnv1a64(source)));
+  EXPECT_EQ(SourceHashOf(built->library_path), ContentHash(source));
   EXPECT_EQ(SourceHashOf(dir.path() + "/none/kernel.so"), "");
 }
 

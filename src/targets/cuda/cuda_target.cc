@@ -193,7 +193,8 @@ class CudaTarget : public targets::Target {
     built->library_ = compiled->library_path;
     if (!compiled->ok) {
       p.status = Verdict::kCompileError;
-      p.message = "the kernel does not compile (see the compile log)";
+      p.message = compiled->refused.empty() ? "the kernel does not compile (see the compile log)"
+                                            : "the kernel is refused before compiling: " + compiled->refused;
     } else if (options_.nvcc.cache_dir.empty()) {
       // Without a cache the library lives in the scratch folder: keep it.
       built->scratch_ = std::move(*scratch);

@@ -11,6 +11,7 @@
 #include "core/json_io.h"
 #include "core/paths.h"
 #include "core/scratch.h"
+#include "eval/includes.h"
 #include "eval/sandbox.h"
 #include "targets/cuda/harness_source.h"
 
@@ -60,7 +61,7 @@ Result<Device> ProbeDevice() {
 std::string Hash(const std::string& text, const NvccOptions& o, const std::string& nvcc) {
   std::string key = nvcc + "\n" + o.arch + "\n";
   for (const auto& f : o.flags) key += f + " ";
-  return Hex64(Fnv1a64(text, Fnv1a64(key)));
+  return ContentHasher().Add(key).Add("\n").Add(text).Hex();
 }
 
 // Runs nvcc in `dir` with the fixed flags and `args`.
@@ -147,6 +148,12 @@ Result<NvccOutcome> CompileCuda(const std::string& source, const std::string& he
                                 const std::string& scratch_dir) {
   const std::string nvcc = options.nvcc.empty() ? FindNvcc() : options.nvcc;
   if (nvcc.empty()) return Error{"nvcc is not on $PATH or in " + std::string(kToolkitBin)};
+  if (auto why = eval::ForbiddenFileAccess(source)) {
+    NvccOutcome refused;
+    refused.refused = *why;
+    refused.log = "refused before compiling: " + *why + "\n";
+    return refused;
+  }
   const std::string key = Hash(header + "\n//\n" + source, options, nvcc);
   const fs::path cached = options.cache_dir.empty() ? fs::path() : fs::path(options.cache_dir) / key;
   std::error_code ec;
@@ -211,7 +218,7 @@ Result<std::string> BuildProgram(const NvccOptions& options, const ProgramSource
 
 std::string SourceHashOf(const std::string& library_path) {
   auto source = ReadFile((fs::path(library_path).parent_path() / "kernel.cu").string());
-  return source ? Hex64(Fnv1a64(*source)) : "";
+  return source ? ContentHash(*source) : "";
 }
 
 Result<std::string> BuildHarness(const NvccOptions& options) {

@@ -53,6 +53,8 @@ struct NvccOutcome {
   std::string register_report;  ///< ptxas -v: registers, spills, shared memory per function
   double seconds = 0;           ///< compiler wall time (0 when cached)
   bool cached = false;
+  /// Why the source was refused, not compiled (eval::ForbiddenFileAccess); "" when it was not.
+  std::string refused;
 };
 
 /// Builds `source` (kernel.cu, with `header` force-included as shape.h) into

@@ -547,6 +547,11 @@ Result<std::unique_ptr<targets::Target>> Described(const Result<Json>& answer, c
     if (!tag.is_string() || tag.get<std::string>().empty()) return Error{where + "fence_tags: expected strings"};
     info.fence_tags.push_back(tag);
   }
+  if (a.contains("entry_point")) {
+    if (!a["entry_point"].is_string() || !PlainName(a["entry_point"].get<std::string>()))
+      return Error{where + "entry_point: expected the name of the function a kernel defines, e.g. \"kernel\""};
+    info.entry_point = a["entry_point"];
+  }
   std::optional<eval::ScoringPeaks> peaks;
   if (a.contains("peaks") && !a["peaks"].is_null()) {
     auto parsed = PeaksFrom(a["peaks"]);
