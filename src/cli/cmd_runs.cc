@@ -186,18 +186,14 @@ void RegisterShow(CLI::App& app) {
       by_id[stored.candidate.id] = &stored.candidate;
       by_task[stored.task].push_back(&stored.candidate);
     }
-    // The run's own choice where it finished the task (confirmed against the
-    // baseline directly), else the side-by-side evidence's.
+    // The run's own choice where it finished the task, else the side-by-side evidence's.
     std::map<std::string, const Json*> summaries;
     if (info->summary.is_array())
       for (const Json& t : info->summary)
         if (t.is_object() && t.contains("task")) summaries[t.value("task", "")] = &t;
     std::map<std::string, std::vector<const Candidate*>> lineages;  // oldest first
     for (const auto& [task, all] : by_task) {
-      const Candidate* b = BestByEvidence(all).candidate;
-      const Json* summary = summaries.count(task) ? summaries[task] : nullptr;
-      if (summary && by_id.count(summary->value("best_candidate", int64_t{0})))
-        b = by_id[summary->value("best_candidate", int64_t{0})];
+      const Candidate* b = run::RunsBest(info->summary, task, all).candidate;
       if (!b) continue;
       std::vector<const Candidate*>& chain = lineages[task];
       for (const Candidate* c = b; c; c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "run/optimize.h"
+
 namespace accelopt {
 namespace {
 
@@ -89,6 +91,20 @@ TEST(BestByEvidence, TheBaselineWhenNothingIsProvenAndNothingWithoutOne) {
   EXPECT_EQ(BestByEvidence(l.view()).evidence.estimate, 1);
   std::vector<const Candidate*> orphans{&l.all[3]};
   EXPECT_EQ(BestByEvidence(orphans).candidate, nullptr);
+}
+
+// The run's own choice (confirmed against the baseline directly) stands over
+// the evidence's where the run recorded one; else the evidence decides.
+TEST(RunsBest, TheRunsRecordedChoiceElseTheEvidence) {
+  Lineage l;
+  const Json summary = Json::array({{{"task", "t"},
+                                     {"best_candidate", 2},
+                                     {"speedup_chained", {{"estimate", 2.4}, {"low", 2.3}, {"high", 2.5}, {"steps", 1}}}}});
+  const BestCandidate chosen = run::RunsBest(summary, "t", l.view());
+  EXPECT_EQ(chosen.candidate->hash, "tiled");
+  EXPECT_EQ(chosen.evidence.estimate, 2.4);
+  EXPECT_EQ(run::RunsBest(summary, "other", l.view()).candidate->hash, "proven");
+  EXPECT_EQ(run::RunsBest(Json(), "t", l.view()).candidate->hash, "proven");
 }
 
 TEST(PairedSpeedupJson, RoundTripsAndReadsOldRecordsAsQuiet) {

@@ -12,6 +12,7 @@
 #include "core/hash.h"
 #include "core/text.h"
 #include "eval/draw.h"
+#include "run/optimize.h"
 #include "run/safetensors.h"
 #include "targets/registry.h"
 
@@ -169,11 +170,11 @@ struct Chosen {
   const Candidate* best = nullptr;
   double speedup = 1;  // over the baseline, as the evidence gives it
 };
-Chosen Choose(const std::vector<const Candidate*>& candidates) {
+Chosen Choose(const Json& summary, const std::string& task, const std::vector<const Candidate*>& candidates) {
   Chosen out;
   for (const Candidate* c : candidates)
     if (!out.baseline && c->iteration == 0 && c->plan.empty()) out.baseline = c;
-  const BestCandidate best = BestByEvidence(candidates);
+  const BestCandidate best = RunsBest(summary, task, candidates);
   out.best = best.candidate;
   out.speedup = best.evidence.estimate;
   return out;
@@ -194,9 +195,10 @@ struct Exportable {
 };
 
 // Why the task cannot be exported, or "" with `out` filled.
-std::string WhyNot(const suite::Task& task, const std::vector<const Candidate*>& candidates, Exportable& out) {
+std::string WhyNot(const suite::Task& task, const Json& summary, const std::vector<const Candidate*>& candidates,
+                   Exportable& out) {
   if (task.kind == suite::TaskKind::kCode) return "a code task: its candidates change a code base and are not kernels";
-  const Chosen chosen = Choose(candidates);
+  const Chosen chosen = Choose(summary, task.name, candidates);
   if (!chosen.best) return "no ok kernel";
   if (!chosen.baseline || !chosen.baseline->ok())
     return "its baseline is not an ok measurement, so there is no reference latency";
@@ -409,7 +411,7 @@ Result<FibExportReport> ExportFib(store::Store& store, const std::vector<suite::
       continue;
     }
     Exportable exportable;
-    if (std::string why = WhyNot(*task, by_task[name], exportable); !why.empty()) {
+    if (std::string why = WhyNot(*task, (*run)->summary, by_task[name], exportable); !why.empty()) {
       report.skipped.push_back(name + ": " + why);
       continue;
     }

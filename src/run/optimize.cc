@@ -351,6 +351,23 @@ Status ChooseBest(const std::vector<Candidate>& known, const Candidate& baseline
 
 }  // namespace
 
+BestCandidate RunsBest(const Json& summary, const std::string& task, const std::vector<const Candidate*>& candidates) {
+  BestCandidate best = BestByEvidence(candidates);
+  if (!summary.is_array()) return best;
+  for (const Json& t : summary) {
+    if (!t.is_object() || t.value("task", "") != task || !t.contains("best_candidate")) continue;
+    const int64_t id = t["best_candidate"].is_number_integer() ? t["best_candidate"].get<int64_t>() : 0;
+    for (const Candidate* c : candidates)
+      if (c->id == id && c != best.candidate) {
+        best.candidate = c;
+        const Json chained = t.value("speedup_chained", Json::object());
+        best.evidence = {chained.value("estimate", 1.0), chained.value("low", 1.0), chained.value("high", 1.0),
+                         chained.value("steps", 0), chained.value("medians", false)};
+      }
+  }
+  return best;
+}
+
 Disturbance DisturbanceOf(const std::vector<Candidate>& candidates) {
   Disturbance d;
   std::set<std::string> seen;

@@ -169,6 +169,12 @@ struct TaskResult {
 /// The task's result as the run's summary records it (`optimize --json` prints the list).
 Json ToJson(const TaskResult& r);
 
+/// A task's best as its run chose it: the run's recorded choice (`summary`,
+/// the list of ToJson(TaskResult) a finished run keeps: confirmed against the
+/// baseline directly) where it names one of `candidates`, else the
+/// side-by-side evidence's (BestByEvidence). What `show` and `export fib` print.
+BestCandidate RunsBest(const Json& summary, const std::string& task, const std::vector<const Candidate*>& candidates);
+
 /// What was measured disturbed among `candidates` (each counted once by hash).
 Disturbance DisturbanceOf(const std::vector<Candidate>& candidates);
 

@@ -60,6 +60,13 @@ std::string ProfileText(const Profile& p) {
                   Duration(p.roofline_vec_seconds).c_str(), p.achieved_gbs, p.achieved_gflops);
     out += line;
   }
+  if (p.disturbed) {
+    std::snprintf(line, sizeof line,
+                  "measured disturbed: other processes used %.0f%% of the machine's CPU through every series, so "
+                  "these figures are uncertain\n",
+                  100 * p.other_load);
+    out += line;
+  }
   if (!p.conditions.empty()) out += "each timed call: " + p.conditions + "\n";
   if (p.counters.available) {
     std::snprintf(line, sizeof line, "per call: %.3g cycles, %.3g instructions, %.3g cache misses\n", p.counters.cycles,
