@@ -11,7 +11,8 @@ Phase `verify`: on the then quiet machine, times side by side again
   - each task's reported best against its baseline.
 and prints one JSON document (`--out FILE` keeps it).
 
-    python3 bench/busy_demo.py --accelopt build/accelopt --load 2 [--phase run|verify|both] [--work DIR]
+    python3 bench/busy_demo.py --accelopt build/accelopt --load 2 [--pattern constant|bursty]
+        [--phase run|verify|both] [--work DIR] [--out FILE] [TASK...]
 
 The verify phase needs a quiet machine: the load it ran under is part of the output.
 """
@@ -24,6 +25,15 @@ import sys
 import time
 
 SPIN = "while True: pass"
+# Busy for `on` seconds, idle for `off`, in step with the other spinners (the clock's phase).
+BURST = """import time
+on, off = {on}, {off}
+while True:
+    if time.time() % (on + off) < on:
+        pass
+    else:
+        time.sleep(0.05)
+"""
 
 
 def cpu_ticks():
@@ -41,13 +51,17 @@ def machine_busy_share(seconds):
 
 
 def run_phase(args, db):
-    load = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(args.load)]
+    code = SPIN if args.pattern == "constant" else BURST.format(on=args.on, off=args.off)
+    load = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(args.load)]
     try:
         time.sleep(1)
         started = time.time()
         b0, t0 = cpu_ticks()
-        proc = subprocess.run([args.accelopt, "optimize", "--demo", "--db", db, "--json"], capture_output=True,
-                              text=True)
+        # Versions before `optimize --json` print the table as text.
+        helptext = subprocess.run([args.accelopt, "optimize", "--help"], capture_output=True, text=True).stdout
+        json_flag = ["--json"] if "--json" in helptext else []
+        proc = subprocess.run([args.accelopt, "optimize", "--demo", "--db", db] + json_flag + args.tasks,
+                              capture_output=True, text=True)
         b1, t1 = cpu_ticks()
     finally:
         for p in load:
@@ -56,7 +70,8 @@ def run_phase(args, db):
             p.wait()
     with open(db + ".stderr.txt", "w") as f:
         f.write(proc.stderr)
-    result = {"load_processes": args.load, "seconds": round(time.time() - started, 1),
+    result = {"load_processes": args.load, "pattern": args.pattern, "tasks": args.tasks or "the demo's",
+              "seconds": round(time.time() - started, 1),
               "machine_busy_share_during_run": round((b1 - b0) / max(1.0, t1 - t0), 3), "exit_code": proc.returncode}
     try:
         result["final_table"] = json.loads(proc.stdout)
@@ -72,7 +87,7 @@ def compare(args, task, slow_code, fast_code, folder):
         with open(path, "w") as f:
             f.write(code)
         paths.append(path)
-    out = subprocess.run([args.accelopt, "compare", task, paths[0], paths[1], "--json"], capture_output=True,
+    out = subprocess.run([args.verifier, "compare", task, paths[0], paths[1], "--json"], capture_output=True,
                          text=True)
     try:
         j = json.loads(out.stdout)
@@ -121,13 +136,21 @@ def verify_phase(args, db, folder):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--accelopt", default="build/accelopt")
+    ap.add_argument("--accelopt", default="build/accelopt", help="the accelopt whose run is tested")
+    ap.add_argument("--verifier", help="the accelopt that re-measures quietly (default: --accelopt; one yardstick "
+                                       "for runs of two versions)")
     ap.add_argument("--load", type=int, default=os.cpu_count() or 2, help="spinning processes (default: one per core)")
     ap.add_argument("--phase", choices=["run", "verify", "both"], default="both")
+    ap.add_argument("--pattern", choices=["constant", "bursty"], default="constant",
+                    help="constant: the spinners never rest; bursty: busy --on seconds, idle --off seconds")
+    ap.add_argument("--on", type=float, default=3)
+    ap.add_argument("--off", type=float, default=3)
+    ap.add_argument("tasks", nargs="*", help="the demo's tasks to run (default: all three)")
     ap.add_argument("--work", default="busy-demo", help="folder for the store and the kernels compared")
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args()
     args.accelopt = os.path.abspath(args.accelopt)
+    args.verifier = os.path.abspath(args.verifier or args.accelopt)
     os.makedirs(args.work, exist_ok=True)
     db = os.path.join(args.work, "busy.db")
     report = {}

@@ -208,16 +208,19 @@ class FibExport : public ::testing::Test {
   int64_t CraftedRun() {
     auto run = db_->CreateRun({{"suite", suite_}, {"hardware", {{"machine", {{"cpu_model", "Test CPU 9000"}}}}}});
     EXPECT_TRUE(run.ok());
+    // A child of `parent`, timed against it side by side at `vs` (0: not compared).
     auto add = [&](const std::string& task, int iteration, const std::string& plan, const std::string& code,
-                   Profile p) {
+                   Profile p, int64_t parent = 0, double vs = 0) {
       Candidate c;
       c.iteration = iteration;
+      c.parent_id = parent;
       c.plan = plan;
       c.code = code;
       p.task = task;
       c.profile = p;
       auto id = db_->AddCandidate({*run, task, c});
       EXPECT_TRUE(id.ok());
+      if (vs > 0) EXPECT_TRUE(db_->SetVsParent(*id, PairedSpeedup{vs, vs * 0.95, vs * 1.05, 40}).ok());
       return *id;
     };
     Profile wrong = OkProfile(0);
@@ -225,8 +228,11 @@ class FibExport : public ::testing::Test {
     wrong.latency.reset();
     wrong.errors->rel_l2 = 0.5;
     baseline_ = add("scale", 0, "", "// baseline\n", OkProfile(2e-3));
-    add("scale", 1, "PLAN: Slower\n", "// slower\n", OkProfile(1.5e-3));
-    best_ = add("scale", 1, "Unroll by four\nFour outputs per step.", "// fastest\n", OkProfile(1e-3, 2e-7));
+    add("scale", 1, "PLAN: Slower\n", "// slower\n", OkProfile(1.5e-3), baseline_, 1.3);
+    best_ = add("scale", 1, "Unroll by four\nFour outputs per step.", "// fastest\n", OkProfile(1e-3, 2e-7), baseline_,
+                2.0);
+    // The lowest median, but slower than its parent side by side: never the best.
+    add("scale", 1, "PLAN: Fast alone\n", "// fast alone\n", OkProfile(0.5e-3), baseline_, 0.9);
     add("scale", 1, "Copy\n", "// wrong\n", wrong);
     add("plain", 0, "", "// plain baseline\n", OkProfile(4e-3));
     add("gone", 0, "", "// a task no longer in the suite\n", OkProfile(1e-3));
@@ -362,7 +368,7 @@ TEST_F(FibExport, StatusesFollowTheSchemaTable) {
   EXPECT_FALSE(run::FibLanguageFor("nki").has_value());
 }
 
-TEST_F(FibExport, ChoosesTheFastestOkKernelAndSaysWhatItSkips) {
+TEST_F(FibExport, ChoosesTheBestBySideBySideEvidenceAndSaysWhatItSkips) {
   const int64_t run = CraftedRun();
   const std::string out = dir_.path() + "/fib";
   // A trace of another solution already there is kept.

@@ -62,7 +62,10 @@ std::optional<Evidence> EvidenceFor(const Candidate& c, const std::map<std::stri
 BestCandidate BestByEvidence(const std::vector<const Candidate*>& candidates, double margin) {
   // Candidates read back from a store name their parent by id: linked by hash on copies.
   std::vector<Candidate> linked;
-  for (const Candidate* c : candidates) linked.push_back(*c);
+  for (const Candidate* c : candidates) {
+    linked.push_back(*c);
+    if (linked.back().hash.empty()) linked.back().hash = "#" + std::to_string(c->id);  // identity by id alone
+  }
   std::map<int64_t, std::string> hash_of;
   for (const Candidate& c : linked) hash_of[c.id] = c.hash;
   std::map<std::string, const Candidate*> by_hash;

@@ -226,9 +226,9 @@ TEST_F(BeamSearchTest, ADuplicateOfAnotherParentsChildTeachesNoLesson) {
 class PairedEvaluator : public CodeTimedEvaluator {
  public:
   Result<PairedSpeedup> Compare(const std::string&, const std::string& child) override {
-    std::smatch m;
-    if (!std::regex_search(child, m, std::regex("paired ([0-9.]+)"))) return Error{"no paired speedup in the code"};
-    const double x = std::stod(m[1]);
+    std::string ratio;
+    if (!RE2::PartialMatch(child, RE2("paired ([0-9.]+)"), &ratio)) return Error{"no paired speedup in the code"};
+    const double x = std::stod(ratio);
     PairedSpeedup s{x, x * 0.97, x * 1.03, 40};
     s.disturbed = child.find("disturbed") != std::string::npos;
     s.other_load = s.disturbed ? 0.6 : 0.01;
