@@ -159,6 +159,10 @@ void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id, b
           "  {} measured under load: {} of {} evaluations and {} of {} comparisons stayed disturbed (shown, deciding "
           "nothing); {} series measured again\n",
           r.task, d.disturbed_evaluations, d.evaluations, d.disturbed_comparisons, d.comparisons, d.retried_series);
+      if (d.comparisons > 0 && d.disturbed_comparisons == d.comparisons)
+        fmt::print("  {}: no comparison was measured quietly, so nothing was decided: run it again when the machine "
+                   "is quiet\n",
+                   r.task);
     }
     if (r.vs_baseline && r.vs_baseline->disturbed)
       fmt::print("  {}: the final check against the baseline was measured disturbed ({}); the speedup shown is the "
