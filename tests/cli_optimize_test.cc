@@ -73,16 +73,25 @@ TEST(CliOptimize, DemoRunsRecordsAndShows) {
   CommandRun lessons = Accelopt("memory list --json" + db);
   ASSERT_EQ(lessons.exit_code, 0) << lessons.out;
   Json memories = Json::parse(lessons.out);
-  ASSERT_FALSE(memories.empty());
-  EXPECT_EQ(memories[0]["memory"], "demo");
-  ASSERT_FALSE(memories[0]["lessons"].empty());
-  const long lesson_id = memories[0]["lessons"][0]["id"];
-  CommandRun one = Accelopt("memory show " + std::to_string(lesson_id) + " --json" + db);
-  ASSERT_EQ(one.exit_code, 0) << one.out;
-  Json lesson = Json::parse(one.out);
-  EXPECT_EQ(lesson["id"], lesson_id);
-  EXPECT_EQ(lesson["memory"], "demo");
-  EXPECT_EQ(lesson["title"], memories[0]["lessons"][0]["title"]);
+  // Lessons come only from comparisons measured quietly: where other work
+  // kept the machine busy through every comparison, none may be written.
+  int quiet = 0;
+  for (const auto& t : list[0]["summary"])
+    quiet += t["measured"]["comparisons"].get<int>() - t["measured"]["disturbed_comparisons"].get<int>();
+  if (quiet == 0) {
+    for (const auto& m : memories) EXPECT_TRUE(m["lessons"].empty()) << lessons.out;
+  } else {
+    ASSERT_FALSE(memories.empty());
+    EXPECT_EQ(memories[0]["memory"], "demo");
+    ASSERT_FALSE(memories[0]["lessons"].empty());
+    const long lesson_id = memories[0]["lessons"][0]["id"];
+    CommandRun one = Accelopt("memory show " + std::to_string(lesson_id) + " --json" + db);
+    ASSERT_EQ(one.exit_code, 0) << one.out;
+    Json lesson = Json::parse(one.out);
+    EXPECT_EQ(lesson["id"], lesson_id);
+    EXPECT_EQ(lesson["memory"], "demo");
+    EXPECT_EQ(lesson["title"], memories[0]["lessons"][0]["title"]);
+  }
 
   // Resuming a finished run redoes nothing and reports the same table.
   CommandRun resume = Accelopt("resume 1" + db);

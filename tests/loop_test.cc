@@ -226,7 +226,14 @@ TEST_F(Loop, FullRunRecordsEverythingOnceAndDeduplicates) {
     summaries += c["agent_role"] == "summarizer";
   }
   EXPECT_EQ(fixer, 1);
-  EXPECT_GE(summaries, 1);
+  // Pairs become lessons only from comparisons measured quietly (none where
+  // other work kept the machine busy through every one).
+  int quiet = 0;
+  for (const auto& c : *candidates) quiet += c.candidate.vs_parent && !c.candidate.vs_parent->disturbed ? 1 : 0;
+  if (quiet > 0)
+    EXPECT_GE(summaries, 1);
+  else
+    EXPECT_EQ(summaries, 0);
   auto lessons = db->ListLessons("test-memory", 0);
   ASSERT_TRUE(lessons.ok());
   EXPECT_EQ(static_cast<int>(lessons->size()), summaries);
@@ -313,9 +320,11 @@ TEST_F(Loop, TheEngineTunesDeclaredConstants) {
       << progress;
   EXPECT_LT(variant.latency(), (*candidates)[1].candidate.latency() / 2);
   // Kept or not is the side-by-side comparison's call (pinned down in
-  // beam_search_test); under a loaded machine its interval may reach 1.
+  // beam_search_test); under a loaded machine its interval may reach 1, or
+  // the comparison be measured disturbed and decide nothing.
   EXPECT_TRUE(progress.find("timed side by side): kept") != std::string::npos ||
-              progress.find("timed side by side): not kept") != std::string::npos)
+              progress.find("timed side by side): not kept") != std::string::npos ||
+              progress.find(": not kept (measured disturbed: it decides nothing)") != std::string::npos)
       << progress;
 }
 
