@@ -1,5 +1,6 @@
 #include "core/candidate.h"
 
+#include <algorithm>
 #include <set>
 
 namespace accelopt {
@@ -59,7 +60,7 @@ std::optional<Evidence> EvidenceFor(const Candidate& c, const std::map<std::stri
   }
 }
 
-BestCandidate BestByEvidence(const std::vector<const Candidate*>& candidates, double margin) {
+std::vector<BestCandidate> RankByEvidence(const std::vector<const Candidate*>& candidates, double margin) {
   // Candidates read back from a store name their parent by id: linked by hash on copies.
   std::vector<Candidate> linked;
   for (const Candidate* c : candidates) {
@@ -73,18 +74,19 @@ BestCandidate BestByEvidence(const std::vector<const Candidate*>& candidates, do
     if (c.parent_hash.empty() && c.parent_id != 0 && hash_of.count(c.parent_id)) c.parent_hash = hash_of[c.parent_id];
     by_hash.emplace(c.hash, &c);
   }
-  const Candidate* best = nullptr;
-  BestCandidate out;
-  for (size_t i = 0; i < linked.size(); ++i) {
-    const auto e = EvidenceFor(linked[i], by_hash, margin);
-    if (!e) continue;
-    const double estimate = out.evidence.estimate;
-    if (!best || e->estimate > estimate || (e->estimate == estimate && linked[i].latency() < best->latency())) {
-      best = &linked[i];
-      out = {candidates[i], *e};
-    }
-  }
-  return out;
+  std::vector<BestCandidate> ranked;
+  for (size_t i = 0; i < linked.size(); ++i)
+    if (const auto e = EvidenceFor(linked[i], by_hash, margin)) ranked.push_back({candidates[i], *e});
+  std::stable_sort(ranked.begin(), ranked.end(), [](const BestCandidate& a, const BestCandidate& b) {
+    if (a.evidence.estimate != b.evidence.estimate) return a.evidence.estimate > b.evidence.estimate;
+    return a.candidate->latency() < b.candidate->latency();
+  });
+  return ranked;
+}
+
+BestCandidate BestByEvidence(const std::vector<const Candidate*>& candidates, double margin) {
+  std::vector<BestCandidate> ranked = RankByEvidence(candidates, margin);
+  return ranked.empty() ? BestCandidate{} : ranked.front();
 }
 
 }  // namespace accelopt

@@ -65,6 +65,10 @@ struct BestCandidate {
   Evidence evidence;
 };
 BestCandidate BestByEvidence(const std::vector<const Candidate*>& candidates, double margin = 0);
+/// Every candidate with proven evidence, best first by the same rule (the
+/// baseline among them): what BestByEvidence takes the first of, and what
+/// the run's final check goes down.
+std::vector<BestCandidate> RankByEvidence(const std::vector<const Candidate*>& candidates, double margin = 0);
 
 Json ToJson(const Candidate& c);
 /// Reads what ToJson wrote; an Error names what is missing.

@@ -321,16 +321,14 @@ Status ChooseBest(const std::vector<Candidate>& known, const Candidate& baseline
                   search::CandidateEvaluator& evaluator, TaskResult& result) {
   result.best = baseline;
   result.evidence = {};
-  std::map<std::string, const Candidate*> by_hash;
-  for (const auto& c : known) by_hash.emplace(c.hash, &c);
-  std::vector<std::pair<Evidence, const Candidate*>> contenders;
-  for (const auto& [hash, c] : by_hash)
-    if (hash != baseline.hash)
-      if (auto e = EvidenceFor(*c, by_hash, margin)) contenders.push_back({*e, c});
-  std::stable_sort(contenders.begin(), contenders.end(),
-                   [](const auto& a, const auto& b) { return a.first.estimate > b.first.estimate; });
-  if (contenders.size() > kContenders) contenders.resize(kContenders);
-  for (const auto& [evidence, c] : contenders) {
+  std::vector<const Candidate*> all;
+  for (const auto& c : known) all.push_back(&c);
+  size_t tried = 0;
+  for (const BestCandidate& ranked : RankByEvidence(all, margin)) {
+    const Candidate* c = ranked.candidate;
+    const Evidence& evidence = ranked.evidence;
+    if (c->hash == baseline.hash) continue;
+    if (tried++ == kContenders) break;
     auto direct = evaluator.Compare(baseline.code, c->code);
     if (!direct) return direct.error();
     const bool judged = direct->pairs > 0 && !direct->disturbed;
