@@ -128,6 +128,35 @@ TEST_P(PagedAttention, ReferenceAgreesWithAnIndependentAttentionOnDrawnInputs) {
   }
 }
 
+// The inputs of a call checked after it ran (a set perturbed by a fresh
+// seed, its page tables drawn afresh) get their reference then: the same
+// outputs as when the reference ran on them beforehand, in new slots after
+// those there were.
+TEST_P(PagedAttention, ReferenceRunAfterwardsForACheckedCallAgreesWithBeforehand) {
+  auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/suite/" + GetParam());
+  ASSERT_TRUE(task) << task.error().message;
+  auto bound = suite::Bind(*task, "test");
+  ASSERT_TRUE(bound) << bound.error().message;
+  testing::TempDir scratch;
+  const cpu::CpuTargetOptions options = testing::TestTargetOptions(scratch);
+  eval::Expected expected(*bound, cpu::ReferenceOptionsOf(options), scratch.path(), 2, 1.0, 2);
+  ASSERT_TRUE(expected.status()) << expected.status().error().message;
+  const size_t before = expected.seeds() + expected.checked_count();
+  auto first = expected.AddSlots(*bound, {expected.checked(1), expected.checked(0), {1, 12345}});
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(*first, before);
+  const long n = eval::ElementsPerSet(bound->outputs);
+  for (size_t k = 0; k < 2; ++k) {
+    const size_t beforehand = expected.seeds() + (1 - k), afterwards = *first + k;
+    EXPECT_EQ(std::vector<double>(expected.reference(beforehand), expected.reference(beforehand) + n),
+              std::vector<double>(expected.reference(afterwards), expected.reference(afterwards) + n));
+    ASSERT_NE(expected.reference32(afterwards), nullptr) << expected.float32_missing();
+  }
+  // A seed no call had before: outputs of its own.
+  EXPECT_NE(std::vector<double>(expected.reference(*first + 2), expected.reference(*first + 2) + n),
+            std::vector<double>(expected.reference(expected.seeds() + 1), expected.reference(expected.seeds() + 1) + n));
+}
+
 INSTANTIATE_TEST_SUITE_P(All, PagedAttention,
                          ::testing::Values("gqa_paged_decode_h32_kv4_d128_ps1", "gqa_paged_decode_h32_kv8_d128_ps1",
                                            "gqa_paged_prefill_causal_h32_kv4_d128_ps1",

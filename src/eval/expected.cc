@@ -72,13 +72,29 @@ uint64_t FreshSeed() {
 }
 
 Expected::Expected(const suite::BoundTask& bound, const ReferenceOptions& options, const std::string& dir, int seeds,
-                   double scale, int checked) {
+                   double scale, int checked)
+    : options_(options), dir_(dir) {
   auto start = std::chrono::steady_clock::now();
   Draw(bound, seeds, scale, checked);
   inputs_seconds_ = SecondsSince(start);
   start = std::chrono::steady_clock::now();
-  status_ = RunReferences(bound, options, dir);
+  std::vector<CallInputs> calls;
+  for (size_t s = 0; s < sets_.size(); ++s) calls.push_back({set(s), std::nullopt});
+  for (const CheckedInputs& k : checked_) calls.push_back({set(k.set), k.seed});
+  status_ = RunReferences(bound, calls);
   reference_seconds_ = SecondsSince(start);
+}
+
+Result<size_t> Expected::AddSlots(const suite::BoundTask& bound, const std::vector<CheckedInputs>& checked) {
+  if (!status_) return status_.error();
+  const size_t first = ref64_.size();
+  std::vector<CallInputs> calls;
+  for (const CheckedInputs& k : checked) calls.push_back({set(k.set), k.seed});
+  const auto start = std::chrono::steady_clock::now();
+  Status run = RunReferences(bound, calls);
+  reference_seconds_ += SecondsSince(start);
+  if (!run) return run.error();
+  return first;
 }
 
 // The sets are drawn here, in the monitor, from fresh seeds; the kernel's
@@ -99,54 +115,53 @@ void Expected::Draw(const suite::BoundTask& bound, int seeds, double scale, int 
   for (int k = 0; k < checked; ++k) checked_.push_back({static_cast<size_t>(k) % sets_.size(), FreshSeed()});
 }
 
-// Every slot at once: the reference in double and its float32 evaluation run
-// side by side, each in its own process.
-Status Expected::RunReferences(const suite::BoundTask& bound, const ReferenceOptions& options, const std::string& dir) {
+// The reference in double and its float32 evaluation, side by side, each in
+// its own process, on every call of `calls`: a slot each, after those there are.
+Status Expected::RunReferences(const suite::BoundTask& bound, const std::vector<CallInputs>& calls) {
   const suite::Task& task = *bound.task;
   auto source = ReadFile(task.reference_path(kReferenceExtension));
   if (!source) return source.error();
-  const size_t slots = sets_.size() + checked_.size();
+  const size_t first = ref64_.size(), slots = first + calls.size();
   const size_t per_set = static_cast<size_t>(ElementsPerSet(bound.outputs));
-  ref64_.assign(slots, std::vector<double>(per_set));
-  ref32_.assign(slots, std::vector<float>(per_set));
+  ref64_.resize(slots, std::vector<double>(per_set));
+  ref32_.resize(slots, std::vector<float>(per_set));
   floors_.resize(slots);
-  std::vector<CallInputs> calls;
   std::vector<void*> into64, into32;
-  for (size_t slot = 0; slot < slots; ++slot) {
-    if (slot < sets_.size())
-      calls.push_back({set(slot), std::nullopt});
-    else
-      calls.push_back({set(checked_[slot - sets_.size()].set), checked_[slot - sets_.size()].seed});
+  for (size_t slot = first; slot < slots; ++slot) {
+    ref32_[slot].resize(per_set);
     into64.push_back(ref64_[slot].data());
     into32.push_back(ref32_[slot].data());
   }
 
   auto float32 = std::async(std::launch::async, [&]() -> Status {
     auto built =
-        CompileKernel(Float32Source(*source), bound.ShapeHeader(/*float_constants=*/true), options.compile, dir);
+        CompileKernel(Float32Source(*source), bound.ShapeHeader(/*float_constants=*/true), options_.compile, dir_);
     if (!built) return built.error();
     if (!built->ok)
       return Error{task.reference_path(kReferenceExtension) + " does not compile with float in place of double:\n" +
                    NameSourceInLog(built->log, task.reference_path(kReferenceExtension) + " (float32)")};
-    return RunReference(bound, built->library_path, OutputType::kFloat, options, dir, calls, into32);
+    return RunReference(bound, built->library_path, OutputType::kFloat, options_, dir_, calls, into32);
   });
   Status run = [&]() -> Status {
-    auto built = CompileKernel(*source, bound.ShapeHeader(), options.compile, dir);
+    auto built = CompileKernel(*source, bound.ShapeHeader(), options_.compile, dir_);
     if (!built) return built.error();
     if (!built->ok)
       return Error{task.reference_path(kReferenceExtension) + " does not compile:\n" +
                    NameSourceInLog(built->log, task.reference_path(kReferenceExtension))};
-    return RunReference(bound, built->library_path, OutputType::kDouble, options, dir, calls, into64);
+    return RunReference(bound, built->library_path, OutputType::kDouble, options_, dir_, calls, into64);
   }();
   Status run32 = float32.get();
-  if (!run) return run;
+  if (!run) {
+    ref64_.resize(first), ref32_.resize(first), floors_.resize(first);
+    return run;
+  }
   // Without a float32 evaluation, outputs are judged by the L2 test alone (the profile says why).
-  if (!run32) {
-    float32_missing_ = run32.error().message;
-    ref32_.assign(slots, {});
+  if (!run32 || !float32_missing_.empty()) {
+    if (!run32) float32_missing_ = run32.error().message;
+    for (auto& r : ref32_) r.clear();
     return Ok{};
   }
-  for (size_t slot = 0; slot < slots; ++slot) {
+  for (size_t slot = first; slot < slots; ++slot) {
     const double* ref = ref64_[slot].data();
     const float* ref32 = ref32_[slot].data();
     for (const auto& t : bound.outputs) {

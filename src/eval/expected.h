@@ -68,6 +68,12 @@ class Expected {
   /// Its float32 evaluation; null when there is none (why: float32_missing()).
   const float* reference32(size_t slot) const { return ref32_[slot].empty() ? nullptr : ref32_[slot].data(); }
   const std::string& float32_missing() const { return float32_missing_; }
+
+  /// Runs the reference on the inputs of calls chosen after they ran (a
+  /// checked timed call, decided once its outputs were taken) and adds a slot
+  /// for each, in order: the first new slot. An Error is the engine's (the
+  /// reference failed), never the kernel's.
+  Result<size_t> AddSlots(const suite::BoundTask& bound, const std::vector<CheckedInputs>& calls);
   /// RoundingFloor of output `output` of a slot (when reference32 is not null).
   double floor(size_t slot, size_t output) const { return floors_[slot][output]; }
 
@@ -83,7 +89,10 @@ class Expected {
 
  private:
   void Draw(const suite::BoundTask& bound, int seeds, double scale, int checked);
-  Status RunReferences(const suite::BoundTask& bound, const ReferenceOptions& options, const std::string& dir);
+  // Runs the reference on `calls` and appends a slot for each.
+  Status RunReferences(const suite::BoundTask& bound, const std::vector<CallInputs>& calls);
+  ReferenceOptions options_;
+  std::string dir_;
   Status status_ = Ok{};
   std::vector<std::vector<float>> sets_;
   std::vector<CheckedInputs> checked_;

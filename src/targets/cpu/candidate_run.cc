@@ -23,9 +23,18 @@ namespace {
 
 // Outputs the monitor keeps to compare: copied the moment their call returned.
 struct Kept {
-  size_t slot;  // in Expected
+  size_t slot;  // in Expected (a checked timed call's: given once the reference ran on its inputs)
   std::string label;
   std::vector<float> outputs;
+};
+
+// A call's inputs as the monitor draws them: a drawn set and the seed that
+// perturbs it, both fresh from the system's entropy for every call, so that
+// one call's inputs tell nothing of another's (the seed of one, worked out
+// from its inputs, predicts no other).
+struct Drawn {
+  size_t set;
+  uint64_t seed;
 };
 
 // One candidate's run: the process, the schedule's state, what was measured.
@@ -36,8 +45,6 @@ class Run {
         expected_(expected),
         options_(options),
         profile_(profile),
-        rng_(eval::FreshSeed()),
-        perturb_seed_(eval::FreshSeed()),
         scratch_(static_cast<size_t>(eval::ElementsPerSet(bound.outputs))) {}
 
   Status Start(const std::string& library, const std::string& dir, bool timed) {
@@ -55,11 +62,17 @@ class Run {
     return Ok{};
   }
 
-  // The correctness calls: every seed's set, as drawn, all kept.
+  // The correctness calls: every seed's set, perturbed as a timed call's is
+  // (no set is shown as drawn), all kept.
   Status Correctness() {
-    for (size_t s = 0; s < expected_.seeds() && !over(); ++s) {
-      Kept kept{s, "seed " + std::to_string(s), {}};
-      if (auto c = OneCall({expected_.set(s), std::nullopt}, "correctness call, seed " + std::to_string(s), &kept); !c)
+    if (expected_.checked_count() < expected_.seeds())
+      return Error{"the batch drew no perturbed inputs for the correctness calls (engine fault)"};
+    for (size_t k = 0; k < expected_.checked_count() && !over(); ++k) {
+      const CheckedInputs& in = expected_.checked(k);
+      Kept kept{expected_.seeds() + k, "seed " + std::to_string(in.set), {}};
+      if (auto c = OneCall({expected_.set(in.set), in.seed}, "correctness call, seed " + std::to_string(in.set),
+                           &kept);
+          !c)
         return c;
       if (!over()) kept_.push_back(std::move(kept));
     }
@@ -96,7 +109,7 @@ class Run {
 
   Status Warmup() {
     for (int i = 0; i < options_.timing.warmup && !over(); ++i)
-      if (auto c = OneCall(Fresh(), "warm-up call " + std::to_string(i + 1), nullptr); !c) return c;
+      if (auto c = OneCall(InputsOf(Fresh()), "warm-up call " + std::to_string(i + 1), nullptr); !c) return c;
     if (counters_) counters_->Enable();
     return Ok{};
   }
@@ -110,31 +123,34 @@ class Run {
     return std::clamp<long>(static_cast<long>(t.budget_seconds / std::max(seconds, 1e-7)), t.min_calls, t.max_calls);
   }
 
-  // A series of `calls` timed calls begins: which of them are checked is drawn here, kept here.
+  // A series of `calls` timed calls begins.
   void BeginSeries(long calls) {
-    const TimingOptions& t = options_.timing;
-    series_first_checked_ = series_.size() * static_cast<size_t>(t.checked_per_series);
-    series_positions_.clear();
-    if (series_first_checked_ + t.checked_per_series <= expected_.checked_count())
-      series_positions_ = DrawPositions(calls, t.checked_per_series);
+    series_calls_ = calls;
+    series_checks_left_ = options_.timing.checked_per_series;
     samples_.clear();
   }
 
   // Call `c` of the current series; its time is the series' latest sample.
+  // Every call is prepared alike, from fresh inputs, its outputs copied out
+  // the moment it returned. Only then, with the process stopped, is it drawn
+  // whether the call is checked (so many per series, each remaining call
+  // alike likely): nothing the kernel could see before or during the call
+  // decides it. The reference runs on the checked calls' inputs at the end.
   Status SeriesCall(long c) {
     const std::string label =
         "timed call " + std::to_string(c + 1) + " of series " + std::to_string(series_.size() + 1);
-    auto at = std::find(series_positions_.begin(), series_positions_.end(), c);
-    if (at == series_positions_.end()) {
-      if (auto r = OneCall(Fresh(), label, nullptr); !r) return r;
-    } else {
-      const size_t k = series_first_checked_ + static_cast<size_t>(at - series_positions_.begin());
-      const CheckedInputs& in = expected_.checked(k);
-      Kept kept{expected_.seeds() + k, label + ", with fresh inputs", {}};
-      if (auto r = OneCall({expected_.set(in.set), in.seed}, label, &kept); !r) return r;
-      if (!over()) kept_.push_back(std::move(kept)), ++checked_calls_;
+    const Drawn drawn = Fresh();
+    if (auto r = OneCall(InputsOf(drawn), label, nullptr); !r) return r;
+    if (over()) return Ok{};
+    samples_.push_back(timings_.back());
+    const long left = series_calls_ - c;
+    if (series_checks_left_ > 0 && left > 0 && static_cast<long>(eval::FreshSeed() % static_cast<uint64_t>(left)) <
+                                                   series_checks_left_) {
+      --series_checks_left_;
+      to_check_.push_back({drawn.set, drawn.seed});
+      kept_.push_back({0, label + ", with fresh inputs", scratch_});
+      ++checked_calls_;
     }
-    if (!over()) samples_.push_back(timings_.back());
     return Ok{};
   }
 
@@ -174,6 +190,7 @@ class Run {
                     outside_cpu * 1e3, timings_.size(), allowance * 1e3);
       return SetVerdict(Verdict::kWrongAnswer, why);
     }
+    if (auto s = ReferenceForChecked(); !s) return s;
     Compare();
     if (profile_.status != Verdict::kOk) return Ok{};
     profile_.phase.clear();
@@ -231,7 +248,7 @@ class Run {
   // faster than they are, and a latency stays an upper bound of the call.
   Status Handshake(int calls) {
     for (int i = 0; i < calls; ++i) {
-      eval::PrepareCall(*process_, bound_, OutputType::kFloat, Fresh(), options_.timing.flush_caches);
+      eval::PrepareCall(*process_, bound_, OutputType::kFloat, InputsOf(Fresh()), options_.timing.flush_caches);
       auto timing = process_->Noop();
       if (!timing) return timing.error();
       if (!*timing) return Failed("start");
@@ -241,17 +258,18 @@ class Run {
     return Ok{};
   }
 
-  CallInputs Fresh() {
-    return {expected_.set(fresh_calls_ % expected_.seeds()), eval::CallSeed(perturb_seed_, fresh_calls_++)};
-  }
+  Drawn Fresh() const { return {static_cast<size_t>(eval::FreshSeed() % expected_.seeds()), eval::FreshSeed()}; }
+  CallInputs InputsOf(const Drawn& d) const { return {expected_.set(d.set), d.seed}; }
 
-  // `count` distinct positions among `calls`, from the monitor's own generator.
-  std::vector<long> DrawPositions(long calls, int count) {
-    std::vector<long> all(static_cast<size_t>(calls));
-    std::iota(all.begin(), all.end(), 0L);
-    std::shuffle(all.begin(), all.end(), rng_);
-    all.resize(std::min<size_t>(all.size(), static_cast<size_t>(count)));
-    return all;
+  // The checked timed calls' slots: the reference run on their inputs now, all at once.
+  Status ReferenceForChecked() {
+    if (to_check_.empty()) return Ok{};
+    auto first = expected_.AddSlots(bound_, to_check_);
+    if (!first) return first.error();
+    size_t slot = *first;
+    for (size_t k = kept_.size() - to_check_.size(); k < kept_.size(); ++k) kept_[k].slot = slot++;
+    to_check_.clear();
+    return Ok{};
   }
 
   // One call, prepared like every other; its outputs copied into `kept` (a
@@ -294,9 +312,6 @@ class Run {
   Expected& expected_;
   const CpuTargetOptions& options_;
   Profile& profile_;
-  std::mt19937_64 rng_;
-  uint64_t perturb_seed_;
-  uint64_t fresh_calls_ = 0;
   std::vector<float> scratch_;
   std::unique_ptr<eval::KernelProcess> process_;
   std::unique_ptr<eval::ProcessCounters> counters_;
@@ -305,8 +320,9 @@ class Run {
   std::vector<std::vector<double>> series_;
   std::vector<double> samples_;      // of the current series
   std::vector<double> series_load_;  // others' share of the machine during each series, parallel to series_
-  std::vector<long> series_positions_;
-  size_t series_first_checked_ = 0;
+  long series_calls_ = 0;
+  int series_checks_left_ = 0;
+  std::vector<CheckedInputs> to_check_;  // inputs of the checked timed calls not yet referenced, in kept_'s order
   int checked_calls_ = 0;
 };
 

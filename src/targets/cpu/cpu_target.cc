@@ -225,24 +225,24 @@ std::vector<CpuTarget::OtherShape> CpuTarget::OtherShapesOf(const targets::EvalR
 }
 
 // Draws the batch's inputs and runs the reference on them, for the evaluated
-// shape (with the inputs of every checkable timed call: one reference process
-// for all of them costs less than another when a candidate runs more series)
-// and for each other shape (one set at another scale, untimed).
+// shape (the inputs of the correctness calls) and for each other shape (one
+// set at another scale, untimed).
 void CpuTarget::PrepareShared(const suite::BoundTask& bound, const std::vector<OtherShape>& others, const fs::path& dir,
                               Shared& shared) const {
   std::error_code ec;
   fs::create_directories(dir / "reference", ec);
-  const TimingOptions& t = options_.timing;
-  const int checked = options_.timing_enabled ? t.checked_per_series * t.max_series : 0;
+  // The correctness calls' inputs: each seed's set, perturbed as a timed
+  // call's is. The checked timed calls' inputs are known only once they ran
+  // (each candidate's run has the reference run on them then).
   shared.expected.emplace(bound, ReferenceOptionsOf(options_), (dir / "reference").string(), options_.seeds, 1.0,
-                          checked);
+                          options_.seeds);
   shared.others.resize(others.size());
   for (size_t i = 0; i < others.size(); ++i) {
     if (!others[i].bound) continue;
     fs::path reference_dir = dir / ("reference-" + others[i].shape);
     fs::create_directories(reference_dir, ec);
     shared.others[i].emplace(*others[i].bound, ReferenceOptionsOf(options_), reference_dir.string(), 1,
-                             kOtherShapeScale, 0);
+                             kOtherShapeScale, 1);
   }
 }
 
