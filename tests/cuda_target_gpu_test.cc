@@ -186,5 +186,24 @@ TEST_F(CudaGpuTest, OutOfBoundsWriteIsARuntimeErrorOrWrong) {
   EXPECT_NE(p.status, Verdict::kOk) << p.message;
 }
 
+// A write just past the output (16 KiB: compute-sanitizer memcheck saw no
+// error for it on an H100, and without the canary it landed in the next
+// allocation) is a runtime error naming the output.
+TEST_F(CudaGpuTest, AWriteJustPastTheOutputIsCaughtByItsCanary) {
+  const suite::Task task = Silu();
+  Profile p = Evaluate(task,
+                       "__global__ void past(const float* x, float* out, long n) {\n"
+                       "  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;\n"
+                       "  if (i < n) out[i] = x[i] / (1.0f + expf(-x[i]));\n"
+                       "  else if (i < n + 4096) out[i] = 0.0f;\n"
+                       "}\n"
+                       "extern \"C\" void kernel(const float* x, float* out, cudaStream_t s) {\n"
+                       "  past<<<(M * N + 4096 + 255) / 256, 256, 0, s>>>(x, out, M * N);\n"
+                       "}\n",
+                       "test");
+  EXPECT_EQ(p.status, Verdict::kRuntimeError) << p.message;
+  EXPECT_NE(p.message.find("past the end of output 'out'"), std::string::npos) << p.message;
+}
+
 }  // namespace
 }  // namespace accelopt
