@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "testing/test_paths.h"
+
 namespace accelopt::testing {
 
 struct CommandRun {
@@ -27,14 +29,14 @@ inline CommandRun RunShell(const std::string& shell_command) {
 }
 
 /// `args` are appended to the binary's path and run through the shell.
-inline CommandRun Accelopt(const std::string& args) { return RunShell(std::string(ACCELOPT_BINARY) + " " + args); }
+inline CommandRun Accelopt(const std::string& args) { return RunShell(AccelBinary() + " " + args); }
 
 /// `accelopt ARGS` started in the background (through the shell, which execs
 /// it, so pid() is the engine's), its output going to `log_path`.
 class BackgroundAccelopt {
  public:
   BackgroundAccelopt(const std::string& args, std::string log_path) : log_(std::move(log_path)) {
-    std::string command = "exec " + std::string(ACCELOPT_BINARY) + " " + args + " >" + log_ + " 2>&1";
+    std::string command = "exec " + AccelBinary() + " " + args + " >" + log_ + " 2>&1";
     pid_ = fork();
     if (pid_ == 0) {
       execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));

@@ -9,8 +9,16 @@
 
 #include <string>
 
+#include "testing/test_paths.h"
+
 int main(int argc, char** argv) {
-  const std::string home = ACCELOPT_TEST_HOME;
+  // A binary built with its home compiled in (accelopt_tests) keeps it unless
+  // $ACCELOPT_TEST_HOME says otherwise; one built without (accelopt_gpu_tests,
+  // which runs from a bundle too) finds it beside itself.
+#ifdef ACCELOPT_TEST_HOME
+  if (!getenv("ACCELOPT_TEST_HOME")) setenv("ACCELOPT_TEST_HOME", ACCELOPT_TEST_HOME, 1);
+#endif
+  const std::string home = accelopt::testing::TestHome();
   setenv("ACCELOPT_HOME", (home + "/data").c_str(), 1);
   setenv("ACCELOPT_CACHE", (home + "/cache").c_str(), 1);
   ::testing::InitGoogleTest(&argc, argv);

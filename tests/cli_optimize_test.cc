@@ -192,6 +192,26 @@ TEST(CliOptimize, ACodeTaskWithoutItsRepositoryCreatesNoRun) {
   EXPECT_FALSE(fs::exists(dir.path() + "/accelopt.db"));
 }
 
+// A recorded demo that leaves an agent without an answer is a failure naming
+// the task and the agent, not a run that ends as if nothing had been found.
+TEST(CliOptimize, ADemoThatLeavesAnAgentUnansweredFails) {
+  testing::TempDir dir;
+  const std::string root = ACCELOPT_SOURCE_DIR;
+  // The cpu demo's recording without its executor answers: accelopt finds
+  // demo/recording.jsonl in its working folder before the project's.
+  fs::create_directories(dir.path() + "/demo");
+  std::ifstream in(root + "/demo/recording.jsonl");
+  std::ofstream out(dir.path() + "/demo/recording.jsonl");
+  for (std::string line; std::getline(in, line);)
+    if (line.find("\"role\": \"executor\"") == std::string::npos) out << line << "\n";
+  out.close();
+  CommandRun run = testing::RunShell("cd " + dir.path() + " && " + ACCELOPT_BINARY + " optimize --demo silu --shape test --suite " +
+                            root + "/suite --db " + dir.path() + "/accelopt.db");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("left agents without an answer"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("task 'silu', executor: "), std::string::npos) << run.out;
+}
+
 // A shape the task does not have is refused before a run or a store is made.
 TEST(CliOptimize, AnUnknownShapeCreatesNoRun) {
   testing::TempDir dir;

@@ -11,6 +11,7 @@
 #include "targets/cuda/hardware_store.h"
 #include "targets/registry.h"
 #include "testing/temp_dir.h"
+#include "testing/test_paths.h"
 
 namespace accelopt::cuda {
 namespace {
@@ -28,7 +29,7 @@ class CudaCalibrationGpuTest : public ::testing::Test {
 TEST_F(CudaCalibrationGpuTest, EveryFigureIsPositiveAndBelowItsTheoreticalOne) {
   testing::TempDir home;
   GpuCalibrationOptions options;
-  options.nvcc.cache_dir = std::string(ACCELOPT_TEST_HOME) + "/cuda-cache/cuda-build";
+  options.nvcc.cache_dir = testing::TestHome() + "/cuda-cache/cuda-build";
   options.work_dir = home.path();
   bool saved = false;
   auto calibration = CalibrateGpuAndSave(

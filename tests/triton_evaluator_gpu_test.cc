@@ -14,11 +14,12 @@
 #include "targets/external/external_target.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
+#include "testing/test_paths.h"
 
 namespace accelopt {
 namespace {
 
-const std::string kRoot = ACCELOPT_SOURCE_DIR;
+const std::string kRoot = testing::SourceDir();
 const std::string kEvaluator = "python3 " + kRoot + "/evaluators/triton/evaluator.py";
 const std::string kFlags =
     " --suite " + kRoot + "/evaluators/triton/suite --target external --evaluator '" + kEvaluator + "' --timeout 300";

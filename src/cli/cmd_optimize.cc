@@ -329,6 +329,17 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, ta
   db.SetRunStatus(run_id, stopped ? "stopped" : "finished", summary);
   *ended = true;
   PrintResults(results, run_id, json);
+  // A recorded demo answers every agent of every task it names: an agent left
+  // without an answer is a stale recording, not a result to pass off as one.
+  if (f.demo) {
+    std::string unanswered;
+    for (const auto& r : results)
+      for (const auto& [role, message] : r.agent_failures)
+        if (role != "comparison") unanswered += fmt::format("\n  task '{}', {}: {}", r.task, role, message.substr(0, 300));
+    if (!unanswered.empty())
+      throw Exit{kExitError, "the recorded demo (" + f.llm.override_.scripted_path +
+                                 ") left agents without an answer:" + unanswered};
+  }
 }
 
 // A run resumes only against the task files it began with; a run recorded

@@ -42,6 +42,7 @@ void PrintProfile(const Profile& p, bool verbose) {
         "measured again\n",
         100 * p.other_load, p.metric ? "runs" : "series", p.disturbed_series, p.metric ? "runs" : "series");
   if (p.latency && !p.conditions.empty()) fmt::print("conditions   {}\n", p.conditions);
+  if (!p.sanitizer.empty()) fmt::print("sanitizer    {}\n", p.sanitizer);
   if (p.status == Verdict::kOk && p.roofline_seconds > 0)
     fmt::print("score        {:.2f}% of peak ({}-bound, T = {}), {:.2f} GB/s, {:.2f} GFLOP/s\n", p.percent_of_peak,
                p.bound, FormatSeconds(p.roofline_seconds), p.achieved_gbs, p.achieved_gflops);

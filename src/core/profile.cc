@@ -64,6 +64,7 @@ Json Profile::ToJson() const {
             {"disturbed", disturbed},
             {"conditions", conditions},
             {"phase_seconds", phase_seconds}};
+  if (!sanitizer.empty()) j["sanitizer"] = sanitizer;
   if (scored_against)
     j["scored_against"] = {{"bandwidth_gbs", scored_against->bandwidth_gbs},
                            {"peak_mm_gflops", scored_against->peak_mm_gflops},
@@ -202,6 +203,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
     p.other_load = NumberOr(j, "other_load", 0);
     p.disturbed = j.value("disturbed", false);
     p.conditions = j.value("conditions", "");
+    p.sanitizer = j.value("sanitizer", "");
     if (j.contains("scored_against")) {
       const Json& r = j.at("scored_against");
       p.scored_against =

@@ -160,6 +160,10 @@ struct Profile {
   bool disturbed = false;
   /// Under what conditions every timed call ran, in words (inputs, caches, threads).
   std::string conditions;
+  /// A memory checker's run over the correctness calls (the cuda target's
+  /// compute-sanitizer memcheck, on request): that it ran and what it found,
+  /// its report when it found errors. "" when none ran.
+  std::string sanitizer;
   std::optional<ScoredAgainst> scored_against;  ///< present when scored
   std::optional<MetricFigures> metric;          ///< a code task's figure, when measured
 

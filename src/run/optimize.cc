@@ -208,6 +208,7 @@ void RunRecorder::OnComparison(const Candidate& parent, const Candidate& child) 
 
 void RunRecorder::OnAgentFailure(const std::string& role, const std::string& message) {
   fmt::print(stderr, "  {} failed: {}\n", role, message.substr(0, 300));
+  agent_failures_.emplace_back(role, message);
 }
 
 void RunRecorder::OnTuning(const Candidate& kernel, const std::string& what) {
@@ -490,6 +491,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   search::SearchState final_state = search::RunBeamSearch(agents, evaluator, state, options, recorder,
                                                           "run" + std::to_string(run_id) + "/" + task.name);
   result.stopped = recorder.stop_reason();
+  result.agent_failures = recorder.agent_failures();
   if (!final_state.engine_failure.empty())
     return Error{"task '" + task.name + "': the engine could not evaluate a candidate of iteration " +
                  std::to_string(final_state.completed_iterations + 1) +

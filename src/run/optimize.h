@@ -101,6 +101,8 @@ class RunRecorder : public search::SearchListener {
   bool ShouldStop() override;
   /// Why the search stopped early ("" when it did not).
   const std::string& stop_reason() const { return stop_reason_; }
+  /// Every agent call that failed, as (role, message), in order.
+  const std::vector<std::pair<std::string, std::string>>& agent_failures() const { return agent_failures_; }
 
  private:
   store::Store& store_;
@@ -109,6 +111,7 @@ class RunRecorder : public search::SearchListener {
   std::string task_, memory_name_;
   int iterations_;
   std::string stop_reason_;
+  std::vector<std::pair<std::string, std::string>> agent_failures_;
 };
 
 /// The search state as a checkpoint, and back.
@@ -164,6 +167,10 @@ struct TaskResult {
   double cost = 0;              ///< of the priced LLM calls for this task
   long unknown_cost_calls = 0;  ///< calls whose price is unknown
   std::string stopped;          ///< why the search stopped early, "" if it did not
+  /// The agent calls that failed in this session, as (role, message): an
+  /// agent left without an answer (a recording that has none, a model that
+  /// did not answer) proposed nothing there.
+  std::vector<std::pair<std::string, std::string>> agent_failures;
 };
 
 /// The task's result as the run's summary records it (`optimize --json` prints the list).

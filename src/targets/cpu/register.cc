@@ -80,6 +80,9 @@ Result<CpuTargetOptions> OptionsFor(const targets::TargetSettings& settings,
         say("warning: the raised profile was not saved: " + s.error().message);
     };
   }
+  // Every target that runs kernels on this machine's cores takes its options
+  // from here: the harness is named, never left for a constructor to fill.
+  options.harness_path = HarnessPath();
   options.kernel_compile.cache_dir = CacheDirOf(settings) + "/build";
   options.reference_compile.cache_dir = CacheDirOf(settings) + "/build";
   options.work_dir = CacheDirOf(settings) + "/work";

@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include "core/clock.h"
+#include "core/format.h"
 #include "core/json_io.h"
 #include "core/paths.h"
 #include "core/scratch.h"
@@ -43,9 +44,11 @@ class CudaBuilt : public targets::Built {
 
 // What the harness wrote (harness.cu: RESULT).
 struct HarnessReport {
-  std::vector<double> seconds;  // per call, in order
+  std::vector<double> seconds;  // per call, in order (written in integer nanoseconds)
   std::vector<long> inputs_changed;
-  double handshake = 0;
+  std::vector<std::pair<long, long>> canaries;  // (call, output) written past
+  double handshake_seconds = 0;     // the fastest empty call, prepared and timed as a call, calling nothing
+  double empty_launch_seconds = 0;  // the same, launching an empty kernel
   std::string fail_kind, fail_message, device;
   bool done = false;
 };
@@ -60,15 +63,21 @@ HarnessReport ReadReport(const std::string& text) {
     words >> key;
     if (key == "call") {
       long c = 0;
-      double s = 0;
-      words >> c >> s;
-      r.seconds.push_back(s);
+      long long ns = 0;
+      words >> c >> ns;
+      r.seconds.push_back(static_cast<double>(ns) * 1e-9);
     } else if (key == "inputs_changed") {
       long c = 0;
       words >> c;
       r.inputs_changed.push_back(c);
-    } else if (key == "handshake") {
-      words >> r.handshake;
+    } else if (key == "canary") {
+      long c = 0, o = 0;
+      words >> c >> o;
+      r.canaries.emplace_back(c, o);
+    } else if (key == "handshake_ns" || key == "empty_launch_ns") {
+      long long ns = 0;
+      words >> ns;
+      (key == "handshake_ns" ? r.handshake_seconds : r.empty_launch_seconds) = static_cast<double>(ns) * 1e-9;
     } else if (key == "device") {
       std::getline(words, r.device);
     } else if (key == "fail") {
@@ -84,6 +93,20 @@ HarnessReport ReadReport(const std::string& text) {
     }
   }
   return r;
+}
+
+// What compute-sanitizer's run over `calls` correctness calls leaves in the
+// profile: that it ran, its error summary, and its report when it found any.
+std::string SanitizerEvidence(const eval::SandboxOutcome& run, size_t calls) {
+  const std::string output = run.out + run.err;
+  std::string summary;
+  if (size_t at = output.rfind("ERROR SUMMARY:"); at != std::string::npos)
+    summary = output.substr(at, output.find('\n', at) - at);
+  else
+    summary = fmt::format("no error summary (exit status {})", run.exit_code);
+  std::string text = fmt::format("compute-sanitizer memcheck ran over the {} correctness calls: {}", calls, summary);
+  if (run.exit_code != 0 && !output.empty()) text += "\n" + eval::TruncateLog(output, 8 << 10);
+  return text;
 }
 
 // Input `t`'s float32 values in its element type, as the harness copies them
@@ -112,9 +135,26 @@ void WriteSet(std::ostream& out, const std::vector<suite::BoundTensor>& inputs, 
   }
 }
 
+class GpuDeviceLayer : public DeviceLayer {
+ public:
+  Result<NvccOutcome> Compile(const std::string& source, const std::string& shape_header, const NvccOptions& options,
+                              const std::string& scratch_dir) override {
+    return CompileCuda(source, shape_header, options, scratch_dir);
+  }
+  Result<std::string> Harness(const NvccOptions& options) override { return BuildHarness(options); }
+  Result<eval::SandboxOutcome> Run(const eval::SandboxRequest& request) override {
+    return eval::RunSandboxed(request);
+  }
+};
+
+// The device every cuda evaluation and calibration locks (calibrate.cc names it alike).
+constexpr const char* kLockedDevice = "cuda:0";
+
 class CudaTarget : public targets::Target {
  public:
-  explicit CudaTarget(const CudaTargetOptions& options) : options_(options) {}
+  explicit CudaTarget(const CudaTargetOptions& options) : options_(options) {
+    if (!options_.device_layer) options_.device_layer = MakeGpuDeviceLayer();
+  }
 
   std::string name() const override { return "cuda"; }
   targets::TargetInfo Describe() const override {
@@ -162,6 +202,23 @@ class CudaTarget : public targets::Target {
 
   std::vector<Result<Profile>> Run(std::span<targets::Built* const> built, const OnResult& on_result) override {
     std::vector<Result<Profile>> out;
+    // The whole batch, reference runs included, under the device's lock: no
+    // other process's evaluation or calibration runs on the GPU meanwhile.
+    std::unique_ptr<eval::DeviceLock> lock;
+    if (options_.device_lock && !built.empty() && options_.device) {
+      const auto* first = static_cast<CudaBuilt*>(built.front());
+      auto acquired = eval::DeviceLock::Acquire(
+          kLockedDevice, "measuring " + first->profile_.task + " (" + first->profile_.shape + ")",
+          options_.on_device_wait ? options_.on_device_wait : eval::PrintWaitToStderr(kLockedDevice));
+      if (!acquired) {
+        for (size_t k = 0; k < built.size(); ++k) {
+          out.push_back(acquired.error());
+          if (on_result) on_result(k, out.back());
+        }
+        return out;
+      }
+      lock = std::move(*acquired);
+    }
     for (size_t k = 0; k < built.size(); ++k) {
       out.push_back(RunOne(*static_cast<CudaBuilt*>(built[k])));
       if (on_result) on_result(k, out.back());
@@ -183,8 +240,8 @@ class CudaTarget : public targets::Target {
     built->bound_ = std::move(*bound);
     auto scratch = ScratchDir::Create(options_.work_dir, request.task->name, false);
     if (!scratch) return scratch.error();
-    auto compiled =
-        CompileCuda(request.candidate.source, built->bound_.ShapeHeader(), options_.nvcc, (*scratch)->path());
+    auto compiled = options_.device_layer->Compile(request.candidate.source, built->bound_.ShapeHeader(), options_.nvcc,
+                                                   (*scratch)->path());
     if (!compiled) return compiled.error();
     p.compile_log = compiled->log;
     p.register_report = compiled->register_report;
@@ -300,7 +357,7 @@ class CudaTarget : public targets::Target {
     if (!built.ok()) return profile;
     if (!options_.device) return Error{"the cuda target has no CUDA device to run on"};
     const double started = NowSeconds();
-    auto harness = BuildHarness(options_.nvcc);
+    auto harness = options_.device_layer->Harness(options_.nvcc);
     if (!harness) return harness.error();
     const suite::BoundTask& bound = built.bound_;
     auto scratch = ScratchDir::Create(options_.work_dir, profile.task, options_.keep_work);
@@ -350,7 +407,7 @@ class CudaTarget : public targets::Target {
       request.argv.push_back(a);
     request.limits.wall_seconds = options_.wall_seconds;
     request.limits.address_space_bytes = 0;  // the CUDA driver reserves far more address space than it uses
-    auto run = eval::RunSandboxed(request);
+    auto run = options_.device_layer->Run(request);
     if (!run) return run.error();
     auto written = ReadFile((dir / "result.txt").string());
     const HarnessReport report = ReadReport(written ? *written : "");
@@ -368,6 +425,14 @@ class CudaTarget : public targets::Target {
       return verdict(Verdict::kTimeout, fmt::format("the kernel's process did not finish within {} s "
                                                     "({} calls done)",
                                                     options_.wall_seconds, report.seconds.size()));
+    if (memcheck) profile.sanitizer = SanitizerEvidence(*run, calls.size());
+    if (!report.canaries.empty()) {
+      const auto [call, output] = report.canaries.front();
+      return verdict(Verdict::kRuntimeError,
+                     fmt::format("the kernel wrote past the end of output '{}' (call {})",
+                                 static_cast<size_t>(output) < bound.outputs.size() ? bound.outputs[output].name : "?",
+                                 call + 1));
+    }
     if (!report.fail_kind.empty()) return verdict(Verdict::kRuntimeError, report.fail_kind + ":" + report.fail_message);
     if (memcheck && run->exit_code == 3)
       return verdict(Verdict::kRuntimeError, "compute-sanitizer memcheck found errors (see the run log)");
@@ -385,15 +450,22 @@ class CudaTarget : public targets::Target {
     std::vector<double> samples(report.seconds.begin() + std::min(first_timed, report.seconds.size()),
                                 report.seconds.end());
     profile.latency = eval::Summarize(samples);
-    profile.handshake_seconds = report.handshake;
+    // What every call includes whatever it launches: an empty call, prepared
+    // and timed as a call (an empty launch costs more, and only a kernel that
+    // launches something pays it).
+    profile.handshake_seconds = report.handshake_seconds;
     for (double s : report.seconds) profile.kernel_seconds += s;
     profile.checked_calls = static_cast<int>(expected.checked_count());
-    profile.conditions =
+    profile.conditions = fmt::format(
         "each call on fresh inputs written on the device, outputs poisoned with NaN, the L2 flushed by a write "
         "of twice its size, timed on the host clock around the call and a device-wide synchronization (every "
-        "stream; the handshake, an empty launch, is included)";
+        "stream), in nanoseconds; every latency includes the handshake, the time of a call that calls nothing "
+        "({}: the fastest of 5, each prepared and timed as a call), and a kernel that launches pays a launch "
+        "too (a call that launches an empty kernel: {})",
+        FormatSeconds(report.handshake_seconds), FormatSeconds(report.empty_launch_seconds));
     profile.message =
         fmt::format("correct on {} seeds and {} checked timed calls", expected.seeds(), profile.checked_calls);
+    if (!profile.sanitizer.empty()) profile.message += "; " + profile.sanitizer;
     if (measuring_again_) return Ok{};  // for ScoreOnGpu below, which scores the slower of the two
     if (!options_.hardware) {
       profile.message += std::string("; ") + kNotScored;
@@ -447,6 +519,8 @@ class CudaTarget : public targets::Target {
 
 }  // namespace
 
+std::shared_ptr<DeviceLayer> MakeGpuDeviceLayer() { return std::make_shared<GpuDeviceLayer>(); }
+
 std::unique_ptr<targets::Target> MakeCudaTarget(const CudaTargetOptions& options) {
   return std::make_unique<CudaTarget>(options);
 }
@@ -467,6 +541,46 @@ Result<std::optional<GpuHardwareProfile>> HardwareFor(const targets::TargetSetti
 
 }  // namespace
 
+Result<CudaTargetOptions> OptionsFor(const targets::TargetSettings& settings, const std::optional<Device>& device) {
+  auto own = targets::SettingsFor("cuda", settings);
+  if (!own) return own.error();
+  CudaTargetOptions options;
+  const std::string cache = settings.cache_dir.empty() ? CacheDir() : settings.cache_dir;
+  options.reference.compile.cache_dir = cache + "/build";
+  // Named here, not left to a default further down: the reference runs in
+  // the cpu target's harness, and a path left empty once made every cuda
+  // evaluation fail to start it.
+  options.reference.run.harness_path = HarnessPath();
+  options.reference.run.cpus = (*own)["cpus"].get<std::vector<int>>();
+  options.reference.run.bind_openmp = (*own)["bind_openmp"].get<bool>();
+  if (auto allowed = eval::CheckCoresAllowed(options.reference.run.cpus, "--cpus"); !allowed) return allowed.error();
+  options.reference.run.wall_seconds = settings.timeout;
+  options.nvcc.cache_dir = cache + "/cuda-build";
+  options.work_dir = cache + "/work";
+  options.seeds = settings.seeds;
+  options.wall_seconds = settings.timeout;
+  options.keep_work = settings.keep_work;
+  options.device_lock = settings.device_lock;
+  options.memcheck = getenv("ACCELOPT_CUDA_MEMCHECK") != nullptr;
+  if (device) {
+    options.device = *device;
+    options.nvcc.arch = device->Arch();
+    auto hardware = HardwareFor(settings, device->Machine());
+    if (!hardware) return hardware.error();
+    options.hardware = *hardware;
+  }
+  const std::string data_dir = settings.data_dir.empty() ? DataDir() : settings.data_dir;
+  const auto say = settings.say;
+  options.on_hardware_raised = [data_dir, say](const GpuHardwareProfile& raised) {
+    const eval::PeakEvidence& e = raised.evidence.back();
+    say(fmt::format("note: kernel {} ({}) proved this GPU's {} is at least {:.4g} (calibrated {:.4g}): raised",
+                    e.kernel_hash, e.task, e.figure, e.value, e.previous));
+    if (auto s = SaveGpuHardwareProfile(data_dir + "/hardware", raised); !s)
+      say("warning: the raised profile was not saved: " + s.error().message);
+  };
+  return options;
+}
+
 targets::TargetKind Registration() {
   targets::TargetKind kind;
   kind.name = "cuda";
@@ -477,38 +591,10 @@ targets::TargetKind Registration() {
     return device ? "" : device.error().message;
   };
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {
-    auto own = targets::SettingsFor("cuda", settings);
-    if (!own) return own.error();
-    CudaTargetOptions options;
-    const std::string cache = settings.cache_dir.empty() ? CacheDir() : settings.cache_dir;
-    options.reference.compile.cache_dir = cache + "/build";
-    options.reference.run.cpus = (*own)["cpus"].get<std::vector<int>>();
-    options.reference.run.bind_openmp = (*own)["bind_openmp"].get<bool>();
-    if (auto allowed = eval::CheckCoresAllowed(options.reference.run.cpus, "--cpus"); !allowed) return allowed.error();
-    options.reference.run.wall_seconds = settings.timeout;
-    options.nvcc.cache_dir = cache + "/cuda-build";
-    options.work_dir = cache + "/work";
-    options.seeds = settings.seeds;
-    options.wall_seconds = settings.timeout;
-    options.keep_work = settings.keep_work;
-    options.memcheck = getenv("ACCELOPT_CUDA_MEMCHECK") != nullptr;
-    if (auto device = FindDevice()) {
-      options.device = *device;
-      options.nvcc.arch = device->Arch();
-      auto hardware = HardwareFor(settings, device->Machine());
-      if (!hardware) return hardware.error();
-      options.hardware = *hardware;
-    }
-    const std::string data_dir = settings.data_dir.empty() ? DataDir() : settings.data_dir;
-    const auto say = settings.say;
-    options.on_hardware_raised = [data_dir, say](const GpuHardwareProfile& raised) {
-      const eval::PeakEvidence& e = raised.evidence.back();
-      say(fmt::format("note: kernel {} ({}) proved this GPU's {} is at least {:.4g} (calibrated {:.4g}): raised",
-                      e.kernel_hash, e.task, e.figure, e.value, e.previous));
-      if (auto s = SaveGpuHardwareProfile(data_dir + "/hardware", raised); !s)
-        say("warning: the raised profile was not saved: " + s.error().message);
-    };
-    return MakeCudaTarget(options);
+    auto device = FindDevice();
+    auto options = OptionsFor(settings, device ? std::optional<Device>(*device) : std::nullopt);
+    if (!options) return options.error();
+    return MakeCudaTarget(*options);
   };
   kind.settings = targets::HostCoreSettings();  // of the CPU reference
   kind.calibrator = MakeCudaCalibrator;

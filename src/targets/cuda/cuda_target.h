@@ -13,13 +13,39 @@
 #include <optional>
 #include <string>
 
+#include "eval/device_lock.h"
 #include "eval/expected.h"
+#include "eval/sandbox.h"
 #include "targets/cuda/calibrate.h"
 #include "targets/cuda/toolchain.h"
 #include "targets/registry.h"
 #include "targets/target.h"
 
 namespace accelopt::cuda {
+
+/// The cuda target's only steps that need the CUDA toolkit or a GPU: building
+/// a candidate and the harness with nvcc, and running the harness in one
+/// evaluation's folder. Everything else (the CPU reference, the inputs and
+/// plan written for the harness, the judging of what it wrote, the scoring)
+/// is the target's own: a test that replaces this layer runs all of it
+/// without a GPU. The target calls it from one thread at a time.
+class DeviceLayer {
+ public:
+  virtual ~DeviceLayer() = default;
+  /// Builds a candidate, as CompileCuda (toolchain.h) does.
+  virtual Result<NvccOutcome> Compile(const std::string& source, const std::string& shape_header,
+                                      const NvccOptions& options, const std::string& scratch_dir) = 0;
+  /// The harness program's path, built at first use, as BuildHarness does.
+  virtual Result<std::string> Harness(const NvccOptions& options) = 0;
+  /// Runs `request` to its end: argv is [compute-sanitizer and its flags,]
+  /// HARNESS KERNEL.so plan.txt result.txt outputs.bin, run in
+  /// `request.workdir`, where plan.txt, slots.bin and tables.bin are
+  /// (harness.cu says what each holds and what it writes). Blocks.
+  virtual Result<eval::SandboxOutcome> Run(const eval::SandboxRequest& request) = 0;
+};
+
+/// The real layer: nvcc, and the harness run in the sandbox on this machine's GPU.
+std::shared_ptr<DeviceLayer> MakeGpuDeviceLayer();
 
 struct CudaTargetOptions {
   NvccOptions nvcc;              ///< candidate and harness builds (arch set from the device)
@@ -37,7 +63,19 @@ struct CudaTargetOptions {
   bool memcheck = false;            ///< also run the correctness calls under compute-sanitizer memcheck
   std::string work_dir;             ///< scratch for each evaluation
   bool keep_work = false;
+  /// Evaluate under the machine-wide lock of the "cuda:0" device
+  /// (eval/device_lock.h): each evaluation's reference and harness runs take
+  /// turns with other processes' (and with `calibrate --target cuda`).
+  bool device_lock = true;
+  eval::DeviceLock::OnWait on_device_wait;  ///< told while waiting for the device; empty = a line on stderr
+  std::shared_ptr<DeviceLayer> device_layer;  ///< empty = MakeGpuDeviceLayer()
 };
+
+/// The options the registration makes the target with: the reference's
+/// (built and run as the cpu target's, by eval::Expected, with the harness
+/// found by HarnessPath()), nvcc's, the folders and limits from `settings`,
+/// the device given and its stored calibration.
+Result<CudaTargetOptions> OptionsFor(const targets::TargetSettings& settings, const std::optional<Device>& device);
 
 /// The kernel file's extension: a task's CUDA baseline is baseline.cu.
 inline const std::string kCudaExtension = ".cu";

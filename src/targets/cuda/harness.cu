@@ -29,13 +29,19 @@
 // synchronized. The call is timed on the host clock from the moment
 // kernel() is entered to the end of a device-wide synchronization after it
 // returns: work on any stream, and work left running, counts. Then the
-// inputs are compared with the kept copy on the device.
+// inputs are compared with the kept copy on the device, and the canary after
+// each output (kCanaryBytes, allocated with it and filled before every call)
+// with its pattern: a write past an output lands there and is reported, never
+// in the next buffer.
 //
 // RESULT (text, appended as the run goes, so that a crash leaves what came before):
 //   device NAME sm_XY l2_bytes
-//   handshake SECONDS               fastest empty launch + synchronization
-//   call i SECONDS
+//   handshake_ns NS                 fastest empty call: prepared as a call is and timed
+//                                   alike, with nothing called; every call includes it
+//   empty_launch_ns NS              the same, launching an empty kernel on the stream
+//   call i NS                       call i's time, in integer nanoseconds
 //   inputs_changed i                the kernel wrote into an input during call i
+//   canary i o                      the kernel wrote past the end of output o during call i
 //   fail KIND MESSAGE               KIND: setup (the harness's own), load, call i
 //   done
 // Exit status: 0 done; 1 the harness could not set up; 2 the kernel failed.
@@ -56,6 +62,9 @@
 namespace {
 
 constexpr int kMaxArguments = 24;
+// Allocated after every output and filled with kCanary before every call.
+constexpr long kCanaryBytes = 1 << 20;
+constexpr int kCanary = 0xa5;
 
 enum Type { kFloat32 = 0, kBf16 = 1, kInt32 = 2 };
 enum Kind { kUniform = 0, kNormal = 1, kFixed = 2 };
@@ -205,7 +214,19 @@ void Download(const void* from, long n, int type, float* to, float* staging) {
   Check(cudaMemcpy(to, source, n * sizeof(float), cudaMemcpyDeviceToHost), "copying outputs");
 }
 
-double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+long long NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Counts the bytes of `canary` that no longer hold kCanary.
+__global__ void CountCanaryChanged(const unsigned char* canary, long n, unsigned long long* changed) {
+  unsigned long long local = 0;
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long>(gridDim.x) * blockDim.x)
+    local += canary[i] != kCanary;
+  if (local) atomicAdd(changed, local);
+}
 
 }  // namespace
 
@@ -250,10 +271,13 @@ int main(int argc, char** argv) {
     args.push_back(p), kept.push_back(static_cast<unsigned char*>(k));
   }
   long out_elements = 0;
+  std::vector<unsigned char*> canaries;
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     void* p = nullptr;
-    Check(cudaMalloc(&p, std::max<long>(plan.outputs[o], 1) * Bytes(plan.otypes[o])), "cudaMalloc (output)");
+    const size_t bytes = std::max<long>(plan.outputs[o], 1) * Bytes(plan.otypes[o]);
+    Check(cudaMalloc(&p, bytes + kCanaryBytes), "cudaMalloc (output)");
     args.push_back(p);
+    canaries.push_back(static_cast<unsigned char*>(p) + bytes);  // from the first byte past the output
     out_elements += plan.outputs[o];
     largest = std::max(largest, plan.outputs[o]);
   }
@@ -268,15 +292,30 @@ int main(int argc, char** argv) {
   cudaStream_t stream;
   Check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
 
-  double handshake = 1e30;
-  for (int i = 0; i < 5; ++i) {
-    Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    const double t0 = Now();
-    Empty<<<1, 1, 0, stream>>>();
-    Check(cudaDeviceSynchronize(), "empty launch");
-    handshake = std::min(handshake, Now() - t0);
+  // Empty calls, each prepared as a call is (but for its inputs) and timed
+  // as one: the handshake calls nothing, which every call includes; the
+  // other launches an empty kernel on the kernel's stream.
+  long long handshake_ns = -1, launch_ns = -1;
+  for (int i = 0; i < 10; ++i) {
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      Check(cudaMemset(args[plan.inputs.size() + o], 0xff, plan.outputs[o] * Bytes(plan.otypes[o])),
+            "poisoning outputs");
+      Check(cudaMemset(canaries[o], kCanary, kCanaryBytes), "filling canaries");
+    }
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+    cudaCtxResetPersistingL2Cache();
+    (void)cudaGetLastError();
+    Check(cudaMemset(flush, i & 0x7f, flush_bytes), "flushing L2");
+    Check(cudaDeviceSynchronize(), "preparing an empty call");
+    const long long t0 = NowNs();
+    if (i % 2) Empty<<<1, 1, 0, stream>>>();
+    Check(cudaDeviceSynchronize(), "an empty call");
+    const long long ns = NowNs() - t0;
+    long long& fastest = i % 2 ? launch_ns : handshake_ns;
+    fastest = fastest < 0 ? ns : std::min(fastest, ns);
   }
-  Say("handshake " + std::to_string(handshake));
+  Say("handshake_ns " + std::to_string(handshake_ns));
+  Say("empty_launch_ns " + std::to_string(launch_ns));
 
   void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!library) Fail("load", std::string("dlopen: ") + dlerror(), 2);
@@ -305,9 +344,11 @@ int main(int argc, char** argv) {
       }
       Check(cudaMemcpy(kept[i], args[i], n * Bytes(type), cudaMemcpyDeviceToDevice), "keeping inputs");
     }
-    for (size_t o = 0; o < plan.outputs.size(); ++o)
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
       Check(cudaMemset(args[plan.inputs.size() + o], 0xff, plan.outputs[o] * Bytes(plan.otypes[o])),
             "poisoning outputs");
+      Check(cudaMemset(canaries[o], kCanary, kCanaryBytes), "filling canaries");
+    }
     // Lines a kernel marked persisting (an access-policy window) would outlive
     // the flush: return them to normal, and leave no L2 set aside for them.
     cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
@@ -316,14 +357,14 @@ int main(int argc, char** argv) {
     Check(cudaMemset(flush, static_cast<int>(c & 0x7f), flush_bytes), "flushing L2");
     Check(cudaDeviceSynchronize(), "preparing a call");
 
-    const double t0 = Now();
+    const long long t0 = NowNs();
     CallKernel(fn, args, stream);
     const cudaError_t synced = cudaDeviceSynchronize();
-    const double seconds = Now() - t0;
+    const long long ns = NowNs() - t0;
     const cudaError_t launched = cudaGetLastError();
     if (synced != cudaSuccess || launched != cudaSuccess)
       Fail("call " + std::to_string(c), cudaGetErrorString(synced != cudaSuccess ? synced : launched), 2);
-    Say("call " + std::to_string(c) + " " + std::to_string(seconds));
+    Say("call " + std::to_string(c) + " " + std::to_string(ns));
 
     Check(cudaMemset(changed, 0, sizeof *changed), "inputs check");
     for (size_t i = 0; i < plan.inputs.size(); ++i)
@@ -332,6 +373,12 @@ int main(int argc, char** argv) {
     unsigned long long count = 0;
     Check(cudaMemcpy(&count, changed, sizeof count, cudaMemcpyDeviceToHost), "inputs check");
     if (count) Say("inputs_changed " + std::to_string(c));
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      Check(cudaMemset(changed, 0, sizeof *changed), "canary check");
+      CountCanaryChanged<<<1024, 256>>>(canaries[o], kCanaryBytes, changed);
+      Check(cudaMemcpy(&count, changed, sizeof count, cudaMemcpyDeviceToHost), "canary check");
+      if (count) Say("canary " + std::to_string(c) + " " + std::to_string(o));
+    }
 
     if (slot < 0) continue;
     float* into = host_out.data();
