@@ -47,7 +47,9 @@ Result<Json> ResolveSettings(const std::vector<SettingSpec>& specs, const Json& 
   Json out = Json::object();
   for (const SettingSpec& spec : specs) out[spec.name] = spec.default_value;
   if (given.is_null()) return out;
-  for (const auto& [name, value] : given.items()) {
+  for (const auto& item : given.items()) {
+    const std::string& name = item.key();  // a plain reference: a lambda below uses it
+    const Json& value = item.value();
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const SettingSpec& s) { return s.name == name; });
     if (spec == specs.end()) {
       std::string known;
