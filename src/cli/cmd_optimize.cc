@@ -143,9 +143,12 @@ void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id, b
   bool chained = false, medians = false, disturbed = false;
   for (const auto& r : results) {
     std::string cost = fmt::format("${:.4f}", r.cost) + (r.unknown_cost_calls ? "+?" : "");
-    // A code task's figure is its own metric, with no peak to be a percentage of.
+    // A code task's figure is its own metric, with no peak to be a percentage
+    // of; a kernel timed with no calibration stored is not scored.
     auto percent = [](const Candidate& c) {
-      return c.profile.metric ? std::string("-") : fmt::format("{:.2f}%", c.profile.percent_of_peak);
+      if (c.profile.metric) return std::string("-");
+      if (!c.profile.scored_against) return std::string("unscored");
+      return fmt::format("{:.2f}%", c.profile.percent_of_peak);
     };
     const std::string cell = SpeedupCell(r);
     chained = chained || cell.back() == 'c';

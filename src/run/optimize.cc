@@ -226,9 +226,11 @@ void RunRecorder::OnDuplicate(const Candidate& sample, const Candidate& original
 void RunRecorder::OnProgress(int iteration, int evaluated, int total, const Candidate& best) {
   llm::Totals t = client_.totals();
   std::string cost = fmt::format("${:.4f}", t.cost_usd) + (t.unknown_cost_calls ? " + unknown" : "");
-  const std::string score = best.profile.metric ? MeasureText(best.profile)
-                                                : fmt::format("{:.2f}% of peak ({})", best.profile.percent_of_peak,
-                                                              best.ok() ? FormatSeconds(best.latency()) : "-");
+  const std::string latency = best.ok() ? FormatSeconds(best.latency()) : "-";
+  const std::string score = best.profile.metric         ? MeasureText(best.profile)
+                            : best.profile.scored_against ? fmt::format("{:.2f}% of peak ({})",
+                                                                        best.profile.percent_of_peak, latency)
+                                                          : latency + " (unscored: no calibration)";
   fmt::print(stderr, "[{}] iteration {}/{}: evaluated {}/{}, best {}, tokens {} in / {} out, cost {}\n", task_,
              iteration, iterations_, evaluated, total, score, t.input_tokens, t.output_tokens, cost);
 }
