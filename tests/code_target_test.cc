@@ -168,18 +168,52 @@ TEST_F(CodeTargetTest, BuildDoesNotRunTheTests) {
   EXPECT_EQ(ran[1]->status, Verdict::kCompileError);
 }
 
-// A candidate just evaluated is compared without being copied and built again.
+// A candidate just evaluated is compared without being copied and built
+// again: the comparison runs in the very copies the evaluations built, each
+// built once (the build writes only in its own copy: everything else is
+// read-only to it).
 TEST_F(CodeTargetTest, AComparisonReusesTheCopiesEvaluationsBuilt) {
-  build_ = "test -s lib/value.txt && echo built >> " + tmp_.path() + "/builds";
+  build_ = "test -s lib/value.txt && echo built >> builds.log";
+  CodeTarget target{{tmp_.path() + "/work", tmp_.path() + "/bases", /*keep_work=*/true}};
   suite::Task task = LoadWith("lower");
-  ASSERT_EQ(Evaluate(task, Files("4")).status, Verdict::kOk);
-  ASSERT_EQ(Evaluate(task, Files("2")).status, Verdict::kOk);
+  auto evaluate = [&](const std::string& value) {
+    targets::EvalRequest request{&task, "bench", {Files(value), value, {}}};
+    auto results = target.Evaluate({&request, 1});
+    EXPECT_TRUE(results[0]) << results[0].error().message;
+    return results[0] ? *results[0] : Profile{};
+  };
+  const Profile four = evaluate("4"), two = evaluate("2");
+  ASSERT_EQ(four.status, Verdict::kOk) << four.message;
+  ASSERT_EQ(two.status, Verdict::kOk) << two.message;
   targets::EvalRequest a{&task, "bench", {Files("4"), "a", {}}}, b{&task, "bench", {Files("2"), "b", {}}};
-  auto paired = target_.Compare(a, b);
+  auto paired = target.Compare(a, b);
   ASSERT_TRUE(paired && paired->speedup);
   EXPECT_DOUBLE_EQ(paired->speedup->speedup, 2.0);
   EXPECT_EQ(paired->a.metric->runs, 3);
-  EXPECT_EQ(*ReadFile(tmp_.path() + "/builds"), "built\nbuilt\n");  // two builds, not four
+  EXPECT_EQ(paired->a.work_dir, four.work_dir);
+  EXPECT_EQ(paired->b.work_dir, two.work_dir);
+  for (const Profile* p : {&four, &two}) EXPECT_EQ(*ReadFile(p->work_dir + "/builds.log"), "built\n");
+}
+
+// The original code base is never written, and the tests and the benchmark
+// run as the original has them: a build that writes the original's
+// benchmark cannot (everything outside the copy is read-only to it); one
+// that rewrites its copy's benchmark is forbidden. Either way every later
+// candidate measures as it should.
+TEST_F(CodeTargetTest, NeitherTheOriginalNorTheCopysBenchmarkCanBeRewritten) {
+  build_ = "sh lib/hook.txt; test -s lib/value.txt";
+  suite::Task task = LoadWith("lower");
+  const std::string original = *ReadFile(base_ + "/bench.sh");
+  auto with_hook = [&](const std::string& hook) {
+    return FormatFiles({{"lib/value.txt", "4\n"}, {"lib/hook.txt", hook + "\n"}});
+  };
+  Profile p = Evaluate(task, with_hook("echo 'echo figure: 0.001' > " + base_ + "/bench.sh"));
+  EXPECT_EQ(*ReadFile(base_ + "/bench.sh"), original) << "the build rewrote the original's benchmark";
+  if (p.status == Verdict::kOk) EXPECT_DOUBLE_EQ(p.metric->median, 4);
+  p = Evaluate(task, with_hook("echo 'echo figure: 0.001' > bench.sh"));
+  EXPECT_EQ(p.status, Verdict::kForbidden) << p.message;
+  EXPECT_NE(p.message.find("the build changed bench.sh"), std::string::npos) << p.message;
+  EXPECT_EQ(Evaluate(task, Files("2.5")).metric->median, 2.5);
 }
 
 TEST_F(CodeTargetTest, AVanishedCodeBaseIsTheEnginesErrorNotAVerdict) {

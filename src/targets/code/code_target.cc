@@ -51,6 +51,41 @@ Result<eval::SandboxOutcome> Program(std::vector<std::string> argv, const fs::pa
   return outcome;
 }
 
+// Why a task's commands cannot be confined here ("" when they can): bubblewrap
+// must be installed and able to make its namespaces (an unprivileged
+// container may refuse). Tried once.
+const std::string& ConfinementProblem() {
+  static const std::string problem = [] {
+    const std::string bwrap = FindProgram("bwrap"), truth = FindProgram("true");
+    if (bwrap.empty()) return std::string("bubblewrap (bwrap) is not installed");
+    eval::SandboxRequest r;
+    r.argv = {bwrap,           "--ro-bind",       "/",           "/",        "--dev", "/dev", "--proc", "/proc",
+              "--unshare-net", "--unshare-ipc",   "--unshare-pid", "--die-with-parent", truth};
+    r.limits.wall_seconds = 30;
+    r.limits.address_space_bytes = 0;
+    auto o = eval::RunSandboxed(r);
+    if (!o) return "bwrap could not run: " + o.error().message;
+    if (!o->exited_cleanly()) return "bwrap cannot make its namespaces here: " + eval::TruncateLog(o->err, 300);
+    return std::string();
+  }();
+  return problem;
+}
+
+// `argv` (its program's full path first) confined by bubblewrap: the whole
+// file system read-only (the original code base, the engine's files and
+// everything else), `writable` folders writable, no network, no other
+// process or IPC object in sight, in `dir`.
+std::vector<std::string> Confined(std::vector<std::string> argv, const fs::path& dir,
+                                  const std::vector<fs::path>& writable) {
+  std::vector<std::string> out = {FindProgram("bwrap"), "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm",
+                                  "--proc", "/proc"};
+  for (const fs::path& w : writable) out.insert(out.end(), {"--bind", w.string(), w.string()});
+  out.insert(out.end(), {"--unshare-net", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--die-with-parent",
+                         "--new-session", "--chdir", dir.string()});
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 // A random seed for one run of a task's command.
 uint64_t FreshSeed() {
   static std::mutex mu;
@@ -237,17 +272,55 @@ std::map<std::string, std::string> CodeTarget::PromptValues(const suite::Task& t
 }
 
 // A task's command, with the shell, in the candidate's copy: a fresh, empty
-// $TMPDIR for each run (nothing a run leaves there reaches the next) and
-// $ACCELOPT_SEED, the seed a benchmark may draw its inputs from.
-Result<eval::SandboxOutcome> CodeTarget::Shell(const std::string& command, Prepared& p, double timeout,
-                                               uint64_t seed) const {
-  const fs::path tmp = p.dir->path() / "tmp";
+// $TMPDIR (and $HOME) for each run (nothing a run leaves there reaches the
+// next) and $ACCELOPT_SEED, the seed a benchmark may draw its inputs from.
+// Confined where bubblewrap can: everything outside the copy read-only (the
+// original code base included), the copy itself writable for the build only
+// (the tests and the benchmark read it), no network.
+Result<eval::SandboxOutcome> CodeTarget::Shell(const std::string& command, Prepared& p, double timeout, uint64_t seed,
+                                               bool writable_copy) const {
+  const fs::path tmp = p.dir->path() / "tmp", home = p.dir->path() / "home";
   std::error_code ec;
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp, ec);
-  if (ec) return Error{"cannot make " + tmp.string() + ": " + ec.message()};
-  return Program({"sh", "-c", command}, p.root, timeout,
-                 {"TMPDIR=" + tmp.string(), "ACCELOPT_SEED=" + std::to_string(seed)});
+  for (const fs::path& d : {tmp, home}) {
+    fs::remove_all(d, ec);
+    fs::create_directories(d, ec);
+    if (ec) return Error{"cannot make " + d.string() + ": " + ec.message()};
+  }
+  std::vector<std::string> env = {"TMPDIR=" + tmp.string(), "HOME=" + home.string(),
+                                  "ACCELOPT_SEED=" + std::to_string(seed)};
+  if (!ConfinementProblem().empty()) return Program({"sh", "-c", command}, p.root, timeout, std::move(env));
+  std::vector<fs::path> writable = {tmp, home};
+  if (writable_copy) writable.push_back(p.root);
+  return Program(Confined({FindProgram("sh"), "-c", command}, p.root, writable), p.root, timeout, std::move(env));
+}
+
+// What the confinement of a task's commands was, for a profile's conditions.
+std::string ConfinementText() {
+  const std::string& problem = ConfinementProblem();
+  if (problem.empty())
+    return "each command confined by bubblewrap: the file system read-only but for the candidate's copy (writable "
+           "for the build only) and a fresh temporary folder, no network, no other process in sight";
+  return "NOT confined (" + problem +
+         "): the commands ran as the engine's user with the machine writable, so this result is not trusted";
+}
+
+// The first file of the original code base outside the candidate's files
+// (`globs`) whose copy in `root` differs or is gone: "" when none.
+Result<std::string> ChangedOriginalFile(const fs::path& base, const fs::path& root,
+                                        const std::vector<std::string>& globs) {
+  auto files = FilesToCopy(base);
+  if (!files) return files.error();
+  for (const fs::path& rel : *files) {
+    if (PathProblem(rel.string(), globs).empty()) continue;  // the candidate's to change
+    std::error_code ec;
+    const fs::path from = base / rel, to = root / rel;
+    if (fs::is_symlink(fs::symlink_status(from, ec)) || !fs::is_regular_file(from, ec)) continue;
+    auto original = ReadFile(from.string());
+    if (!original) continue;  // unreadable in the original: nothing to compare
+    auto copy = fs::is_symlink(fs::symlink_status(to, ec)) ? Result<std::string>(Error{""}) : ReadFile(to.string());
+    if (!copy || *copy != *original) return rel.string();
+  }
+  return std::string();
 }
 
 Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets::EvalRequest& request) const {
@@ -283,7 +356,7 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
 
   if (!spec.build.empty()) {
     const double t0 = NowSeconds();
-    auto built = Shell(spec.build, *p, spec.timeout_seconds, FreshSeed());
+    auto built = Shell(spec.build, *p, spec.timeout_seconds, FreshSeed(), /*writable_copy=*/true);
     if (!built) return built.error();
     p->profile.compile_seconds = NowSeconds() - t0;
     p->profile.compile_log = LogOf(spec.build, *built);
@@ -292,6 +365,14 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
                   FailureOf("the build", *built, spec.timeout_seconds));
     // A clean build's log is progress lines; only warnings are worth a planner's attention.
     if (p->profile.compile_log.find("warning") == std::string::npos) p->profile.compile_log.clear();
+    // The tests and the benchmark are the original's: a build that changed one
+    // (or any file outside the candidate's) would decide its own verdict.
+    auto changed = ChangedOriginalFile(*base, p->root, spec.files);
+    if (!changed) return changed.error();
+    if (!changed->empty())
+      return fail(Verdict::kForbidden, "the build changed " + *changed +
+                                           ", a file of the code base outside the candidate's files: the tests and "
+                                           "the benchmark must run as the original has them");
   }
   p->built = p->profile;
   return p;
@@ -398,8 +479,8 @@ void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<
   profile.conditions = fmt::format(
       "the benchmark command run {} times in the candidate's own built copy, after one run that is not counted; "
       "its figure read from each run's output; a run during which other processes used more than {:.0f}% of the "
-      "machine is run again ({} times at most)",
-      costs.size(), 100 * options_.disturbed_share, options_.disturbed_retries);
+      "machine is run again ({} times at most); {}",
+      costs.size(), 100 * options_.disturbed_share, options_.disturbed_retries, ConfinementText());
   profile.wall_seconds = NowSeconds() - p.start;
 }
 

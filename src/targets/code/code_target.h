@@ -82,9 +82,10 @@ class CodeTarget : public targets::Target {
   /// One run of the benchmark; nothing when the candidate failed (its verdict
   /// is then in the profile); an Error when the engine did.
   Result<std::optional<BenchRun>> RunBench(const suite::Task& task, Prepared& prepared, uint64_t seed) const;
-  /// Runs one of the task's commands in the candidate's copy, with `seed` as $ACCELOPT_SEED.
-  Result<eval::SandboxOutcome> Shell(const std::string& command, Prepared& prepared, double timeout,
-                                     uint64_t seed) const;
+  /// Runs one of the task's commands in the candidate's copy, with `seed` as
+  /// $ACCELOPT_SEED; the copy writable only with `writable_copy` (the build).
+  Result<eval::SandboxOutcome> Shell(const std::string& command, Prepared& prepared, double timeout, uint64_t seed,
+                                     bool writable_copy = false) const;
   /// Whether `run` was disturbed and is to be run again (counted in the profile, a retry spent).
   bool Disturbed(const BenchRun& run, int& retries_left, Prepared& prepared) const;
   /// The profile of a candidate whose benchmark runs gave `costs`, while
