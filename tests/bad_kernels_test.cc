@@ -5,6 +5,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <signal.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
 #include <algorithm>
 
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/json_io.h"
+#include "eval/sandbox.h"
 #include "suite/task.h"
 #include "targets/cpu/register.h"
 #include "testing/cpu_test_target.h"
@@ -115,6 +118,36 @@ std::vector<Case> TableCases() {
 
 INSTANTIATE_TEST_SUITE_P(Evaluator, BadKernel, ::testing::ValuesIn(TableCases()),
                          [](const auto& info) { return info.param.file.substr(0, info.param.file.find('.')); });
+
+// Issue 24: kernels that attack the machine rather than the harness. Each
+// turns what it reached into a wrong answer, so `ok` means it reached nothing:
+// not the engine's memory (class 2), not the scheduling of another process
+// (class 3), not the engine's folders (class 5).
+TEST_F(BadKernel, ReachesNothingOutsideItsSandbox) {
+  if (!eval::ProbeIsolation().full())
+    GTEST_SKIP() << "this machine does not isolate kernels (" << eval::ProbeIsolation().refused
+                 << "); NotIsolatedIsNotTrusted covers it";
+  for (const char* file : {"reads_engine_memory.cpp", "moves_other_processes.cpp", "chmods_engine_folder.cpp"}) {
+    auto profile = Evaluate(file);
+    ASSERT_TRUE(profile.ok()) << file << ": " << profile.error().message;
+    EXPECT_EQ(VerdictName(profile->status), std::string("ok")) << file << ": " << profile->message << "\n"
+                                                               << profile->run_log;
+  }
+}
+
+// Issue 24, class 5: System V shared memory the kernel made is gone with its
+// evaluation (its IPC namespace ended).
+TEST_F(BadKernel, SystemVSharedMemoryDiesWithTheEvaluation) {
+  if (!eval::ProbeIsolation().full()) GTEST_SKIP() << "this machine does not isolate kernels";
+  constexpr key_t kKey = 0x41435a31;  // leaves_sysv_shm.cpp's
+  if (int id = shmget(kKey, 0, 0); id >= 0) shmctl(id, IPC_RMID, nullptr);  // an earlier build's leftover
+  auto profile = Evaluate("leaves_sysv_shm.cpp");
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_EQ(VerdictName(profile->status), std::string("ok")) << profile->message << "\n" << profile->run_log;
+  const int left = shmget(kKey, 0, 0);
+  if (left >= 0) shmctl(left, IPC_RMID, nullptr);
+  EXPECT_LT(left, 0) << "the kernel's System V shared memory outlived its evaluation";
+}
 
 TEST_F(BadKernel, CloseButWrongReportsTheError) {
   auto profile = Evaluate("close_but_wrong.cpp");
