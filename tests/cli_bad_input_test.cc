@@ -7,9 +7,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "core/json_io.h"
+#include "eval/sandbox.h"
 #include "targets/cpu/calibrate.h"
 #include "targets/cpu/hardware_store.h"
 #include "testing/run_command.h"
@@ -329,6 +331,29 @@ TEST(CliBadInput, UsageErrorsAreClearAndExitWithTwo) {
   CommandRun version = Accelopt("--version");
   EXPECT_EQ(version.exit_code, 0) << version.out;
   EXPECT_EQ(version.out.rfind("accelopt ", 0), 0u) << version.out;
+}
+
+// Issue 24: each target says whether its results hold against a kernel that
+// attacks the machine. The cpu target is trusted only where this machine
+// isolates its kernels; the external target (evaluators/python: no boundary)
+// and code tasks never are.
+TEST(CliBadInput, TargetsSayWhetherTheirResultsAreTrusted) {
+  CommandRun list = Accelopt("targets --json");
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  const Json targets = Json::parse(list.out);
+  std::map<std::string, Json> by_name;
+  for (const Json& t : targets) by_name[t["name"].get<std::string>()] = t;
+  ASSERT_TRUE(by_name.count("cpu") && by_name.count("external") && by_name.count("code")) << list.out;
+  EXPECT_EQ(by_name["cpu"]["trusted"], eval::ProbeIsolation().full()) << list.out;
+  EXPECT_NE(by_name["cpu"]["isolation"].get<std::string>().find(
+                eval::ProbeIsolation().full() ? "its own PID, IPC, mount and network namespaces" : "refused"),
+            std::string::npos)
+      << list.out;
+  EXPECT_EQ(by_name["external"]["trusted"], false);
+  EXPECT_NE(by_name["external"]["isolation"].get<std::string>().find("evaluators/python"), std::string::npos);
+  EXPECT_EQ(by_name["code"]["trusted"], false);
+  CommandRun text = Accelopt("targets");
+  EXPECT_NE(text.out.find("NOT TRUSTED"), std::string::npos) << text.out;
 }
 
 // The targets are listed with whether they run here, and why not; a target

@@ -82,7 +82,8 @@ def describe(_request):
         "language": "python",
         "file_extension": ".py",
         "fence_tags": ["python", "py"],
-        "build_command": "python3 %s (compiled to bytecode; imports limited to %s)"
+        "build_command": "python3 %s (compiled to bytecode; import statements checked against %s, "
+        "which is no boundary: not trusted against a hostile kernel)"
         % (platform.python_version(), ", ".join(sorted(ALLOWED_IMPORTS))),
         "prompts_dir": "evaluators/python/prompts",
         "machine": "%s, %d cores, Python %s (one interpreter thread)"

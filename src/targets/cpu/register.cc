@@ -6,6 +6,7 @@
 
 #include "core/paths.h"
 #include "eval/machine.h"
+#include "eval/sandbox.h"
 #include "targets/cpu/hardware_store.h"
 
 namespace accelopt::cpu {
@@ -103,6 +104,16 @@ targets::TargetKind Registration() {
     std::error_code ec;
     if (!std::filesystem::exists(HarnessPath(), ec)) return "the harness " + HarnessPath() + " is missing";
     return std::string();
+  };
+  kind.isolation = [] {
+    const eval::SandboxIsolation& probed = eval::ProbeIsolation();
+    if (probed.full())
+      return targets::TargetKind::Isolation{
+          true, "each kernel process in its own PID, IPC, mount and network namespaces, as a user of its own, "
+                "behind a seccomp filter; the saved hardware profile changes only through `accelopt calibrate`"};
+    return targets::TargetKind::Isolation{
+        false, "this machine refused to isolate the kernel process (" + probed.refused +
+                   "): every correct result is marked suspect"};
   };
   kind.settings = targets::HostCoreSettings();
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {

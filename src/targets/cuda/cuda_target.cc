@@ -471,6 +471,11 @@ targets::TargetKind Registration() {
   targets::TargetKind kind;
   kind.name = "cuda";
   kind.summary = "CUDA kernels (.cu) built with nvcc, run on this machine's NVIDIA GPU";
+  kind.isolation = [] {
+    return targets::TargetKind::Isolation{
+        false, "the harness runs as the engine's user in the engine's namespaces (limits only); the saved "
+               "hardware profile changes only through `accelopt calibrate`"};
+  };
   kind.unavailable = [](const targets::TargetSettings&) -> std::string {
     if (FindNvcc().empty()) return "nvcc is not on $PATH or in /usr/local/cuda/bin";
     auto device = FindDevice();

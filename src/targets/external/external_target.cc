@@ -593,6 +593,11 @@ targets::TargetKind Registration() {
   targets::TargetKind kind;
   kind.name = "external";
   kind.summary = "any evaluator program speaking docs/external-protocol.md (--evaluator CMD or $ACCELOPT_EVALUATOR)";
+  kind.isolation = [] {
+    return targets::TargetKind::Isolation{
+        false, "whatever the evaluator does (the engine does not isolate it; evaluators/python runs kernels in its "
+               "own interpreter, with no boundary)"};
+  };
   kind.unavailable = [](const targets::TargetSettings& settings) {
     const auto command = EvaluatorOf(settings);
     if (command.empty()) return std::string("no evaluator named (--evaluator CMD, or $ACCELOPT_EVALUATOR)");
