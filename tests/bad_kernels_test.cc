@@ -126,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(Evaluator, BadKernel, ::testing::ValuesIn(TableCases())
 TEST_F(BadKernel, ReachesNothingOutsideItsSandbox) {
   if (!eval::ProbeIsolation().full())
     GTEST_SKIP() << "this machine does not isolate kernels (" << eval::ProbeIsolation().refused
-                 << "); NotIsolatedIsNotTrusted covers it";
+                 << "); CliBadInput.AnEngineThatCannotIsolateCallsNoResultOk covers that case";
   for (const char* file : {"reads_engine_memory.cpp", "moves_other_processes.cpp", "chmods_engine_folder.cpp"}) {
     auto profile = Evaluate(file);
     ASSERT_TRUE(profile.ok()) << file << ": " << profile.error().message;

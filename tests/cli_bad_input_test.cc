@@ -356,6 +356,42 @@ TEST(CliBadInput, TargetsSayWhetherTheirResultsAreTrusted) {
   EXPECT_NE(text.out.find("NOT TRUSTED"), std::string::npos) << text.out;
 }
 
+// Issue 24: an engine the machine does not let isolate its kernels (here: an
+// engine run as an ordinary user, which may not take namespaces or another
+// user) says so in `accelopt targets` and calls no result ok: a correct
+// kernel is suspect, with the refusal in its message.
+TEST(CliBadInput, AnEngineThatCannotIsolateCallsNoResultOk) {
+  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+    GTEST_SKIP() << "needs root and setpriv, to run the engine as an ordinary user";
+  testing::TempDir home;
+  cpu::HardwareProfile profile;
+  profile.machine = cpu::DetectMachine();
+  profile.bandwidth_gbs = 12.5;
+  profile.peak_mm_gflops = 100;
+  profile.peak_vec_gflops = 50;
+  profile.measured_at = "2026-01-01T00:00:00Z";
+  ASSERT_TRUE(cpu::SaveHardwareProfile(home.path() + "/hardware", profile).ok());
+  std::filesystem::create_directories(home.path() + "/lock");
+  for (const std::string& dir : {home.path(), home.path() + "/lock"})
+    std::filesystem::permissions(dir, std::filesystem::perms::all);
+  const std::string as_nobody = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups env ACCELOPT_HOME=" +
+                                home.path() + " ACCELOPT_CACHE=" + home.path() + "/cache ACCELOPT_LOCK_DIR=" +
+                                home.path() + "/lock " + ACCELOPT_BINARY + " ";
+  CommandRun targets = testing::RunShell(as_nobody + "targets --json");
+  ASSERT_EQ(targets.exit_code, 0) << targets.out;
+  const Json cpu = Json::parse(targets.out)[0];
+  EXPECT_EQ(cpu["name"], "cpu");
+  EXPECT_EQ(cpu["trusted"], false) << targets.out;
+  EXPECT_NE(cpu["isolation"].get<std::string>().find("refused"), std::string::npos) << targets.out;
+
+  CommandRun eval = testing::RunShell(as_nobody + "eval silu --shape test --json" + kSuite);
+  EXPECT_EQ(eval.exit_code, 3) << eval.out;
+  const Json j = Json::parse(eval.out.substr(eval.out.find('{')));
+  EXPECT_EQ(j["status"], "suspect") << eval.out;
+  EXPECT_NE(j["message"].get<std::string>().find("could not be isolated from the machine"), std::string::npos)
+      << eval.out;
+}
+
 // The targets are listed with whether they run here, and why not; a target
 // that is not registered, or cannot run here, is an error naming the reason.
 TEST(CliBadInput, TargetsSayWhetherTheyRunHereAndAnUnknownOneIsNamed) {
