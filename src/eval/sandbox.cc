@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <string_view>
 
 #include "core/clock.h"
 
@@ -29,6 +30,20 @@ int AllowedCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
   return std::max(1, CPU_COUNT(&set));
+}
+
+// What an isolated child keeps of the engine's environment: where programs and
+// libraries are, the locale, and the settings of the threading and BLAS
+// runtimes. Nothing else: the engine's environment holds API keys and paths
+// to its own folders, which a kernel could print into its log.
+bool InheritedWhenIsolated(std::string_view entry) {
+  static constexpr std::string_view kNames[] = {"PATH=", "LANG=", "LANGUAGE=", "TZ=", "LD_LIBRARY_PATH="};
+  static constexpr std::string_view kPrefixes[] = {"LC_", "OMP_", "GOMP_", "KMP_", "OPENBLAS_", "GOTO_", "MKL_"};
+  for (std::string_view name : kNames)
+    if (entry.substr(0, name.size()) == name) return true;
+  for (std::string_view prefix : kPrefixes)
+    if (entry.substr(0, prefix.size()) == prefix) return true;
+  return false;
 }
 
 // Everything the child needs, prepared before fork: after fork only
@@ -47,7 +62,8 @@ struct ChildPlan {
 ChildPlan Plan(const SandboxRequest& request) {
   ChildPlan plan;
   plan.argv_storage = request.argv;
-  for (char** e = environ; *e; ++e) plan.env_storage.emplace_back(*e);
+  for (char** e = environ; *e; ++e)
+    if (!request.isolate || InheritedWhenIsolated(*e)) plan.env_storage.emplace_back(*e);
   for (const auto& e : request.env) plan.env_storage.push_back(e);
   for (auto& s : plan.argv_storage) plan.argv.push_back(s.data());
   plan.argv.push_back(nullptr);

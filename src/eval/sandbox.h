@@ -48,7 +48,9 @@ constexpr unsigned kSandboxUidBase = 0x7ff00000u;
 struct SandboxRequest {
   std::vector<std::string> argv;  ///< argv[0] is the program path
   std::string workdir;            ///< the child's working directory
-  std::vector<std::string> env;   ///< extra NAME=VALUE, added to the engine's environment
+  /// Extra NAME=VALUE, added to the engine's environment (isolated: to the
+  /// part of it a kernel needs, PATH, locale and the OpenMP/BLAS settings).
+  std::vector<std::string> env;
   std::vector<int> cpus;          ///< pin the child (and its threads) to these cores; empty = unchanged
   std::vector<int> inherit_fds;   ///< passed to the child as fds 3, 4, ... (at most 8)
   SandboxLimits limits;

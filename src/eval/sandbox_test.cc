@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace accelopt::eval {
@@ -67,6 +68,25 @@ TEST_F(Isolated, SystemVSharedMemoryDiesWithIt) {
   // it never shared), and a new isolated child starts with none.
   auto after = RunIsolated("ipcs -m | grep -c '^0x' || true");
   EXPECT_EQ(after.out, "0\n");
+}
+
+// It sees only the environment a kernel needs, not the engine's (API keys,
+// the engine's folders); what the request adds and the OpenMP settings pass.
+TEST_F(Isolated, SeesOnlyTheEnvironmentItNeeds) {
+  setenv("ACCELOPT_TEST_SECRET", "do-not-show", 1);
+  setenv("OMP_TEST_SETTING", "kept", 1);
+  SandboxRequest request;
+  request.argv = {"/usr/bin/env"};
+  request.env = {"ADDED=yes"};
+  request.isolate = true;
+  auto run = RunSandboxed(request);
+  unsetenv("ACCELOPT_TEST_SECRET");
+  unsetenv("OMP_TEST_SETTING");
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->out.find("do-not-show"), std::string::npos) << run->out;
+  EXPECT_NE(run->out.find("OMP_TEST_SETTING=kept"), std::string::npos) << run->out;
+  EXPECT_NE(run->out.find("ADDED=yes"), std::string::npos) << run->out;
+  EXPECT_NE(run->out.find("PATH="), std::string::npos) << run->out;
 }
 
 // Nothing of it survives: a child it left behind dies with its namespace.
