@@ -135,6 +135,22 @@ TEST_F(BadKernel, ReachesNothingOutsideItsSandbox) {
   }
 }
 
+// Issue 24, class 3, side by side: in `compare` each side is in a sandbox of
+// its own, so a kernel that tries to re-schedule every process it can see
+// (started second, it sees the first side's harness if anything) reaches
+// nothing, and the comparison stands.
+TEST_F(BadKernel, TheOtherSideOfAComparisonIsOutOfReach) {
+  if (!eval::ProbeIsolation().full()) GTEST_SKIP() << "this machine does not isolate kernels";
+  auto target = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch_));
+  targets::EvalRequest a{task_, "test", {BadKernelSource("honest_openmp.cpp"), "honest", {}}};
+  targets::EvalRequest b{task_, "test", {BadKernelSource("moves_other_processes.cpp"), "mover", {}}};
+  auto paired = target->Compare(a, b);
+  ASSERT_TRUE(paired.ok()) << paired.error().message;
+  EXPECT_EQ(VerdictName(paired->a.status), std::string("ok")) << paired->a.message;
+  EXPECT_EQ(VerdictName(paired->b.status), std::string("ok")) << paired->b.message << "\n" << paired->b.run_log;
+  EXPECT_TRUE(paired->speedup.has_value()) << "the two were compared side by side";
+}
+
 // Issue 24, class 5: System V shared memory the kernel made is gone with its
 // evaluation (its IPC namespace ended).
 TEST_F(BadKernel, SystemVSharedMemoryDiesWithTheEvaluation) {
