@@ -155,7 +155,7 @@ TEST_F(BadKernel, TheOtherSideOfAComparisonIsOutOfReach) {
 // evaluation (its IPC namespace ended).
 TEST_F(BadKernel, SystemVSharedMemoryDiesWithTheEvaluation) {
   if (!eval::ProbeIsolation().full()) GTEST_SKIP() << "this machine does not isolate kernels";
-  constexpr key_t kKey = 0x41435a31;  // leaves_sysv_shm.cpp's
+  constexpr key_t kKey = 0x41435a31;                                        // leaves_sysv_shm.cpp's
   if (int id = shmget(kKey, 0, 0); id >= 0) shmctl(id, IPC_RMID, nullptr);  // an earlier build's leftover
   auto profile = Evaluate("leaves_sysv_shm.cpp");
   ASSERT_TRUE(profile.ok()) << profile.error().message;
@@ -396,8 +396,7 @@ TEST_F(BeyondPeak, ACorrectKernelBeyondACalibratedRateIsEvidenceNotANewRate) {
     const Profile& profile = *result;
     ASSERT_EQ(profile.status, Verdict::kOk) << profile.message;
     EXPECT_GT(profile.percent_of_peak, 100.0);
-    EXPECT_NE(profile.message.find("evidence for the next `accelopt calibrate`"), std::string::npos)
-        << profile.message;
+    EXPECT_NE(profile.message.find("evidence for the next `accelopt calibrate`"), std::string::npos) << profile.message;
     // The second evaluation is scored against the same calibrated rate: nothing moved it.
     ASSERT_TRUE(profile.scored_against.has_value());
     EXPECT_EQ(profile.scored_against->bandwidth_gbs, calibrated);

@@ -374,9 +374,9 @@ TEST(CliBadInput, AnEngineThatCannotIsolateCallsNoResultOk) {
   std::filesystem::create_directories(home.path() + "/lock");
   for (const std::string& dir : {home.path(), home.path() + "/lock"})
     std::filesystem::permissions(dir, std::filesystem::perms::all);
-  const std::string as_nobody = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups env ACCELOPT_HOME=" +
-                                home.path() + " ACCELOPT_CACHE=" + home.path() + "/cache ACCELOPT_LOCK_DIR=" +
-                                home.path() + "/lock " + ACCELOPT_BINARY + " ";
+  const std::string as_nobody =
+      "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups env ACCELOPT_HOME=" + home.path() +
+      " ACCELOPT_CACHE=" + home.path() + "/cache ACCELOPT_LOCK_DIR=" + home.path() + "/lock " + ACCELOPT_BINARY + " ";
   CommandRun targets = testing::RunShell(as_nobody + "targets --json");
   ASSERT_EQ(targets.exit_code, 0) << targets.out;
   const Json cpu = Json::parse(targets.out)[0];

@@ -1,10 +1,10 @@
 #include "eval/sandbox.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <grp.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -55,8 +55,8 @@ struct ChildPlan {
   cpu_set_t cpus;
   bool pin = false;
   std::vector<int> inherit;
-  bool isolate = false;    // own namespaces, where the machine allows them
-  bool own_user = false;   // and a user of its own (the engine runs as root)
+  bool isolate = false;   // own namespaces, where the machine allows them
+  bool own_user = false;  // and a user of its own (the engine runs as root)
 };
 
 ChildPlan Plan(const SandboxRequest& request) {
@@ -173,8 +173,8 @@ pid_t CloneProcess(unsigned long flags) { return static_cast<pid_t>(syscall(SYS_
 // as the engine's children (CLONE_PARENT), tells the engine their pids and
 // exits. Where the machine refuses the namespaces it says so and becomes the
 // child itself (ChildPids::init 0).
-[[noreturn]] void StartIsolated(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd,
-                                int start_fd, int pids_fd) {
+[[noreturn]] void StartIsolated(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd, int start_fd,
+                                int pids_fd) {
   // Each child its own user: the sibling in a comparison runs as another.
   const uid_t uid = plan.own_user ? kSandboxUidBase + (static_cast<unsigned>(getpid()) & 0xffffu) : 0;
   if (unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWNET) != 0) {
@@ -270,14 +270,15 @@ Result<std::unique_ptr<SandboxedProcess>> SandboxedProcess::Start(const SandboxR
       failed = message;
       break;
     }
-    refused += std::string(refused.empty() ? "" : "; ") + kIsolationSteps[message.step] + ": " +
-               std::strerror(message.error);
+    refused +=
+        std::string(refused.empty() ? "" : "; ") + kIsolationSteps[message.step] + ": " + std::strerror(message.error);
   }
   close_all();
   if (plan.isolate) {
     child->isolation_.namespaces = child->init_ > 0 && refused.find(kIsolationSteps[1]) == std::string::npos;
     child->isolation_.own_user = plan.own_user;
-    if (!plan.own_user) refused += std::string(refused.empty() ? "" : "; ") + "a user of its own: the engine does not run as root";
+    if (!plan.own_user)
+      refused += std::string(refused.empty() ? "" : "; ") + "a user of its own: the engine does not run as root";
     child->isolation_.refused = refused;
   }
   if (failed) {

@@ -51,8 +51,8 @@ struct SandboxRequest {
   /// Extra NAME=VALUE, added to the engine's environment (isolated: to the
   /// part of it a kernel needs, PATH, locale and the OpenMP/BLAS settings).
   std::vector<std::string> env;
-  std::vector<int> cpus;          ///< pin the child (and its threads) to these cores; empty = unchanged
-  std::vector<int> inherit_fds;   ///< passed to the child as fds 3, 4, ... (at most 8)
+  std::vector<int> cpus;         ///< pin the child (and its threads) to these cores; empty = unchanged
+  std::vector<int> inherit_fds;  ///< passed to the child as fds 3, 4, ... (at most 8)
   SandboxLimits limits;
   /// Isolate the child (SandboxIsolation): its own namespaces and, where the
   /// engine runs as root, its own user. What the machine refuses is said in

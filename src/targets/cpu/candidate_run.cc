@@ -181,8 +181,8 @@ class Run {
     // trusted: it could have reached the engine or the other side (issue 24).
     if (const eval::SandboxIsolation& isolation = process_->isolation(); !isolation.full()) {
       profile_.status = Verdict::kSuspect;
-      profile_.message = "correct, but its process could not be isolated from the machine (" + isolation.refused +
-                         "): not trusted";
+      profile_.message =
+          "correct, but its process could not be isolated from the machine (" + isolation.refused + "): not trusted";
     }
     if (!timed || series_.empty()) return Ok{};
     // The most stable undisturbed series; a disturbed one only when every one was.

@@ -74,7 +74,8 @@ Result<CpuTargetOptions> OptionsFor(const targets::TargetSettings& settings,
     // Only `accelopt calibrate` writes the saved profile; an evaluation tells.
     const auto say = settings.say;
     options.on_beyond_calibration = [say](const PeakEvidence& e) {
-      say(fmt::format("note: kernel {} ({}) measured this machine's {} at {:.4g}, beyond the calibrated {:.4g}: "
+      say(
+          fmt::format("note: kernel {} ({}) measured this machine's {} at {:.4g}, beyond the calibrated {:.4g}: "
                       "run `accelopt calibrate` on an idle machine to confirm; scores stay against the calibration",
                       e.kernel_hash, e.task, e.figure, e.value, e.previous));
     };
@@ -109,11 +110,11 @@ targets::TargetKind Registration() {
     const eval::SandboxIsolation& probed = eval::ProbeIsolation();
     if (probed.full())
       return targets::TargetKind::Isolation{
-          true, "each kernel process in its own PID, IPC, mount and network namespaces, as a user of its own, "
-                "behind a seccomp filter; the saved hardware profile changes only through `accelopt calibrate`"};
-    return targets::TargetKind::Isolation{
-        false, "this machine refused to isolate the kernel process (" + probed.refused +
-                   "): every correct result is marked suspect"};
+          true,
+          "each kernel process in its own PID, IPC, mount and network namespaces, as a user of its own, "
+          "behind a seccomp filter; the saved hardware profile changes only through `accelopt calibrate`"};
+    return targets::TargetKind::Isolation{false, "this machine refused to isolate the kernel process (" +
+                                                     probed.refused + "): every correct result is marked suspect"};
   };
   kind.settings = targets::HostCoreSettings();
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {

@@ -473,8 +473,9 @@ targets::TargetKind Registration() {
   kind.summary = "CUDA kernels (.cu) built with nvcc, run on this machine's NVIDIA GPU";
   kind.isolation = [] {
     return targets::TargetKind::Isolation{
-        false, "the harness runs as the engine's user in the engine's namespaces (limits only); the saved "
-               "hardware profile changes only through `accelopt calibrate`"};
+        false,
+        "the harness runs as the engine's user in the engine's namespaces (limits only); the saved "
+        "hardware profile changes only through `accelopt calibrate`"};
   };
   kind.unavailable = [](const targets::TargetSettings&) -> std::string {
     if (FindNvcc().empty()) return "nvcc is not on $PATH or in /usr/local/cuda/bin";
@@ -507,9 +508,10 @@ targets::TargetKind Registration() {
     // Only `accelopt calibrate` writes the saved profile; an evaluation tells.
     const auto say = settings.say;
     options.on_beyond_calibration = [say](const eval::PeakEvidence& e) {
-      say(fmt::format("note: kernel {} ({}) measured this GPU's {} at {:.4g}, beyond the calibrated {:.4g}: run "
-                      "`accelopt calibrate --target cuda` on an idle GPU to confirm; scores stay against the calibration",
-                      e.kernel_hash, e.task, e.figure, e.value, e.previous));
+      say(fmt::format(
+          "note: kernel {} ({}) measured this GPU's {} at {:.4g}, beyond the calibrated {:.4g}: run "
+          "`accelopt calibrate --target cuda` on an idle GPU to confirm; scores stay against the calibration",
+          e.kernel_hash, e.task, e.figure, e.value, e.previous));
     };
     return MakeCudaTarget(options);
   };

@@ -30,9 +30,8 @@ eval::ScoringPeaks PeaksFor(const GpuHardwareProfile& h, bool bf16_inputs) {
   return peaks;
 }
 
-std::vector<eval::PeakEvidence> EvidenceOf(const std::vector<eval::ProvedRate>& proved,
-                                           const std::string& kernel_hash, const std::string& task,
-                                           const std::string& shape) {
+std::vector<eval::PeakEvidence> EvidenceOf(const std::vector<eval::ProvedRate>& proved, const std::string& kernel_hash,
+                                           const std::string& task, const std::string& shape) {
   std::vector<eval::PeakEvidence> out;
   for (const eval::ProvedRate& p : proved)
     out.push_back({p.figure, p.value, p.previous, kernel_hash, task, shape, IsoUtcNow()});

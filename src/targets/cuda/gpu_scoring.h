@@ -33,9 +33,8 @@ eval::ScoringPeaks PeaksFor(const GpuHardwareProfile& hardware, bool bf16_inputs
 
 /// The evidence a kernel's claims make (eval::ScoreMeasuringAgainBeyondPeak),
 /// for the next calibration to confirm: never applied to a profile.
-std::vector<eval::PeakEvidence> EvidenceOf(const std::vector<eval::ProvedRate>& proved,
-                                           const std::string& kernel_hash, const std::string& task,
-                                           const std::string& shape);
+std::vector<eval::PeakEvidence> EvidenceOf(const std::vector<eval::ProvedRate>& proved, const std::string& kernel_hash,
+                                           const std::string& task, const std::string& shape);
 
 /// Scores a correct profile against `hardware` at the bound task's shape:
 /// faster than the roofline, it is measured again (`measure_again`) and is
