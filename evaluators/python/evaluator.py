@@ -91,6 +91,10 @@ def describe(_request):
         "peaks": measure_peaks(),
         "serve": True,
         "compare": True,
+        # Not a boundary (README): every ok the engine reports says so.
+        "trusted": False,
+        "isolation": "none: the kernel runs in the evaluator's own interpreter, and its import check "
+                     "reads the source only (__import__ passes it)",
     })
 
 
