@@ -7,9 +7,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "core/json_io.h"
+#include "eval/sandbox.h"
 #include "targets/cpu/calibrate.h"
 #include "targets/cpu/hardware_store.h"
 #include "testing/run_command.h"
@@ -329,6 +331,65 @@ TEST(CliBadInput, UsageErrorsAreClearAndExitWithTwo) {
   CommandRun version = Accelopt("--version");
   EXPECT_EQ(version.exit_code, 0) << version.out;
   EXPECT_EQ(version.out.rfind("accelopt ", 0), 0u) << version.out;
+}
+
+// Issue 24: each target says whether its results hold against a kernel that
+// attacks the machine. The cpu target is trusted only where this machine
+// isolates its kernels; the external target (evaluators/python: no boundary)
+// and code tasks never are.
+TEST(CliBadInput, TargetsSayWhetherTheirResultsAreTrusted) {
+  CommandRun list = Accelopt("targets --json");
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  const Json targets = Json::parse(list.out);
+  std::map<std::string, Json> by_name;
+  for (const Json& t : targets) by_name[t["name"].get<std::string>()] = t;
+  ASSERT_TRUE(by_name.count("cpu") && by_name.count("external") && by_name.count("code")) << list.out;
+  EXPECT_EQ(by_name["cpu"]["trusted"], eval::ProbeIsolation().full()) << list.out;
+  EXPECT_NE(by_name["cpu"]["isolation"].get<std::string>().find(
+                eval::ProbeIsolation().full() ? "its own PID, IPC, mount and network namespaces" : "refused"),
+            std::string::npos)
+      << list.out;
+  EXPECT_EQ(by_name["external"]["trusted"], false);
+  EXPECT_NE(by_name["external"]["isolation"].get<std::string>().find("evaluators/python"), std::string::npos);
+  EXPECT_EQ(by_name["code"]["trusted"], false);
+  CommandRun text = Accelopt("targets");
+  EXPECT_NE(text.out.find("NOT TRUSTED"), std::string::npos) << text.out;
+}
+
+// Issue 24: an engine the machine does not let isolate its kernels (here: an
+// engine run as an ordinary user, which may not take namespaces or another
+// user) says so in `accelopt targets` and calls no result ok: a correct
+// kernel is suspect, with the refusal in its message.
+TEST(CliBadInput, AnEngineThatCannotIsolateCallsNoResultOk) {
+  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+    GTEST_SKIP() << "needs root and setpriv, to run the engine as an ordinary user";
+  testing::TempDir home;
+  cpu::HardwareProfile profile;
+  profile.machine = cpu::DetectMachine();
+  profile.bandwidth_gbs = 12.5;
+  profile.peak_mm_gflops = 100;
+  profile.peak_vec_gflops = 50;
+  profile.measured_at = "2026-01-01T00:00:00Z";
+  ASSERT_TRUE(cpu::SaveHardwareProfile(home.path() + "/hardware", profile).ok());
+  std::filesystem::create_directories(home.path() + "/lock");
+  for (const std::string& dir : {home.path(), home.path() + "/lock"})
+    std::filesystem::permissions(dir, std::filesystem::perms::all);
+  const std::string as_nobody =
+      "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups env ACCELOPT_HOME=" + home.path() +
+      " ACCELOPT_CACHE=" + home.path() + "/cache ACCELOPT_LOCK_DIR=" + home.path() + "/lock " + ACCELOPT_BINARY + " ";
+  CommandRun targets = testing::RunShell(as_nobody + "targets --json");
+  ASSERT_EQ(targets.exit_code, 0) << targets.out;
+  const Json cpu = Json::parse(targets.out)[0];
+  EXPECT_EQ(cpu["name"], "cpu");
+  EXPECT_EQ(cpu["trusted"], false) << targets.out;
+  EXPECT_NE(cpu["isolation"].get<std::string>().find("refused"), std::string::npos) << targets.out;
+
+  CommandRun eval = testing::RunShell(as_nobody + "eval silu --shape test --json" + kSuite);
+  EXPECT_EQ(eval.exit_code, 3) << eval.out;
+  const Json j = Json::parse(eval.out.substr(eval.out.find('{')));
+  EXPECT_EQ(j["status"], "suspect") << eval.out;
+  EXPECT_NE(j["message"].get<std::string>().find("could not be isolated from the machine"), std::string::npos)
+      << eval.out;
 }
 
 // The targets are listed with whether they run here, and why not; a target

@@ -82,7 +82,8 @@ def describe(_request):
         "language": "python",
         "file_extension": ".py",
         "fence_tags": ["python", "py"],
-        "build_command": "python3 %s (compiled to bytecode; imports limited to %s)"
+        "build_command": "python3 %s (compiled to bytecode; import statements checked against %s, "
+        "which is no boundary: not trusted against a hostile kernel)"
         % (platform.python_version(), ", ".join(sorted(ALLOWED_IMPORTS))),
         "prompts_dir": "evaluators/python/prompts",
         "machine": "%s, %d cores, Python %s (one interpreter thread)"
@@ -90,6 +91,10 @@ def describe(_request):
         "peaks": measure_peaks(),
         "serve": True,
         "compare": True,
+        # Not a boundary (README): every ok the engine reports says so.
+        "trusted": False,
+        "isolation": "none: the kernel runs in the evaluator's own interpreter, and its import check "
+                     "reads the source only (__import__ passes it)",
     })
 
 

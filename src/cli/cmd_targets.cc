@@ -13,7 +13,7 @@ void RegisterTargets(CLI::App& app) {
       app.add_subcommand("targets", "list the targets kernels can be built and measured on, and which run here");
   static bool json = false;
   static std::string evaluator;
-  cmd->add_flag("--json", json, "print JSON: [{name, summary, available, reason}]");
+  cmd->add_flag("--json", json, "print JSON: [{name, summary, available, reason, trusted, isolation}]");
   cmd->add_option("--evaluator", evaluator, "the external target's evaluator program and arguments");
   cmd->callback([] {
     Json out = Json::array();
@@ -21,10 +21,21 @@ void RegisterTargets(CLI::App& app) {
     if (!evaluator.empty()) settings.options["evaluator"] = evaluator;
     for (const targets::TargetKind& kind : targets::RegisteredTargets()) {
       const std::string why = targets::WhyUnavailable(kind, settings);
-      out.push_back({{"name", kind.name}, {"summary", kind.summary}, {"available", why.empty()}, {"reason", why}});
-      if (!json)
+      targets::TargetKind::Isolation isolation;
+      if (kind.isolation) isolation = kind.isolation();
+      if (isolation.how.empty()) isolation.how = "not stated";
+      out.push_back({{"name", kind.name},
+                     {"summary", kind.summary},
+                     {"available", why.empty()},
+                     {"reason", why},
+                     {"trusted", isolation.trusted},
+                     {"isolation", isolation.how}});
+      if (!json) {
         fmt::print("{:<10} {:<14} {}\n", kind.name, why.empty() ? "available" : "unavailable",
                    why.empty() ? kind.summary : kind.summary + " (" + why + ")");
+        fmt::print("{:<10} {:<14} {}\n", "", isolation.trusted ? "trusted" : "NOT TRUSTED",
+                   "against a kernel that attacks the machine: " + isolation.how);
+      }
     }
     if (json) fmt::print("{}\n", DumpJson(out, 2));
   });

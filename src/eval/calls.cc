@@ -60,7 +60,7 @@ long Elements(const suite::BoundTask& bound) { return ElementsPerSet(bound.input
 
 Result<std::unique_ptr<KernelProcess>> StartKernelProcess(const suite::BoundTask& bound, OutputType outputs,
                                                           const KernelRunOptions& options, const std::string& dir,
-                                                          bool candidate) {
+                                                          bool candidate, const std::string& library) {
   std::vector<size_t> input_bytes, output_bytes;
   for (const auto& t : bound.inputs) input_bytes.push_back(static_cast<size_t>(t.elements) * sizeof(float));
   for (const auto& t : bound.outputs) output_bytes.push_back(static_cast<size_t>(t.elements) * ElementBytes(outputs));
@@ -71,6 +71,8 @@ Result<std::unique_ptr<KernelProcess>> StartKernelProcess(const suite::BoundTask
   o.sandbox.argv = {options.harness_path.empty() ? HarnessPath() : options.harness_path};
   o.sandbox.workdir = dir;
   o.sandbox.cpus = options.cpus;
+  o.sandbox.isolate = true;
+  o.library = library;
   // OpenBLAS's idle workers otherwise spin for about 2^28 cycles after each
   // call: CPU time after the return, which the monitor charges as outside the call.
   o.sandbox.env = {"OPENBLAS_THREAD_TIMEOUT=4"};

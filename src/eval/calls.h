@@ -47,11 +47,14 @@ struct CallInputs {
 };
 
 /// Starts the kernel process for `bound`: arguments laid out, the sandbox's
-/// limits and cores as the options say, the system-call filter for candidates.
-/// A process that fails while starting is reported by failed(), not as an Error.
+/// limits and cores as the options say, the system-call filter for candidates,
+/// isolated from the machine (eval/sandbox.h, SandboxIsolation: what the
+/// machine refused is in the process's isolation()), `library` (the one Load
+/// will be given) handed over as a descriptor. A process that fails while
+/// starting is reported by failed(), not as an Error.
 Result<std::unique_ptr<KernelProcess>> StartKernelProcess(const suite::BoundTask& bound, OutputType outputs,
                                                           const KernelRunOptions& options, const std::string& dir,
-                                                          bool candidate);
+                                                          bool candidate, const std::string& library);
 
 /// Prepares the next call while the process is stopped: writes its inputs,
 /// poisons the outputs, evicts every argument from the caches (when `flush`).

@@ -32,7 +32,7 @@ Status RunReference(const suite::BoundTask& bound, const std::string& library, O
                     const std::vector<void*>& into) {
   const std::string what =
       "the reference of task '" + bound.task->name + "'" + (type == OutputType::kFloat ? " (float32)" : "");
-  auto process = StartKernelProcess(bound, type, options.run, dir, /*candidate=*/false);
+  auto process = StartKernelProcess(bound, type, options.run, dir, /*candidate=*/false, library);
   if (!process) return process.error();
   KernelProcess& p = **process;
   auto fail = [&](const std::string& during) -> Status {

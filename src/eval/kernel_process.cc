@@ -1,10 +1,12 @@
 #include "eval/kernel_process.h"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -231,6 +233,45 @@ char* KernelProcess::output(size_t i) const {
   return static_cast<char*>(outputs_.data()) + options_.layout.outputs[i].offset;
 }
 
+namespace {
+
+// The library as sealed anonymous memory: readable by the harness whatever
+// user it runs as and whatever the folder's or the file's permissions, and
+// unchangeable by anyone once handed over.
+Result<int> SealedCopy(const std::string& path) {
+  const int in = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return Error{"cannot open the kernel's library " + path + ": " + std::strerror(errno)};
+  // Executable, said so where the kernel knows the flag (6.3 on); older ones refuse it.
+  constexpr unsigned kExec = 0x10;  // MFD_EXEC
+  int out = memfd_create("accelopt-library", MFD_CLOEXEC | MFD_ALLOW_SEALING | kExec);
+  if (out < 0 && errno == EINVAL) out = memfd_create("accelopt-library", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (out < 0) {
+    close(in);
+    return Error{std::string("memfd_create for the kernel's library: ") + std::strerror(errno)};
+  }
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = read(in, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || write(out, buffer, static_cast<size_t>(n)) != n) {
+      const std::string why = std::strerror(errno);
+      close(in);
+      close(out);
+      return Error{"cannot copy the kernel's library " + path + ": " + why};
+    }
+  }
+  close(in);
+  if (fcntl(out, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    const std::string why = std::strerror(errno);
+    close(out);
+    return Error{"cannot seal the copy of the kernel's library: " + why};
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(KernelProcessOptions options) {
   if (options.layout.inputs.size() + options.layout.outputs.size() > static_cast<size_t>(protocol::kMaxArguments))
     return Error{"a kernel takes at most " + std::to_string(protocol::kMaxArguments) + " arguments"};
@@ -265,10 +306,22 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(KernelProcessOptions
 
   SandboxRequest request = k->options_.sandbox;
   request.inherit_fds = {*read_only, k->outputs_.fd(), k->control_.fd()};
+  int library = -1;
+  if (!k->options_.library.empty()) {
+    auto copy = SealedCopy(k->options_.library);
+    if (!copy) {
+      close(*read_only);
+      return copy.error();
+    }
+    library = *copy;
+    request.inherit_fds.push_back(library);
+  }
   auto process = SandboxedProcess::Start(request);
   close(*read_only);
+  if (library >= 0) close(library);
   if (!process) return process.error();
   k->process_ = std::move(*process);
+  k->isolation_ = k->process_->isolation();
   if (clock_getcpuclockid(k->process_->pid(), &k->cpu_clock_) != 0)
     return Error{std::string("cannot read the CPU time of the kernel's process: ") + std::strerror(errno)};
   k->watcher_ = std::make_unique<DoneWatcher>(&block->done, k->process_->pid());
@@ -291,7 +344,12 @@ Result<bool> KernelProcess::Load(const std::string& library, const std::string& 
   protocol::Spec& spec = control().spec;
   if (library.size() >= sizeof spec.library || symbol.size() >= sizeof spec.symbol)
     return Error{"library path or symbol too long for the harness: " + library};
-  std::snprintf(spec.library, sizeof spec.library, "%s", library.c_str());
+  // The library handed over as a descriptor is loaded through it (the harness
+  // may not be allowed into the folder it was built in).
+  const std::string path = !options_.library.empty() && library == options_.library
+                               ? "/proc/self/fd/" + std::to_string(protocol::kLibraryFd)
+                               : library;
+  std::snprintf(spec.library, sizeof spec.library, "%s", path.c_str());
   std::snprintf(spec.symbol, sizeof spec.symbol, "%s", symbol.c_str());
   auto run = Run(protocol::Command::kLoad);
   if (!run) return run.error();

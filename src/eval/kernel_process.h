@@ -43,6 +43,10 @@ struct KernelProcessOptions {
   ArgumentLayout layout;
   bool seccomp = true;  ///< the harness installs its system-call filters
   int cores = 1;        ///< cores the process may run on (for the CPU accounting)
+  /// The library Load will be given, copied here into sealed memory and
+  /// handed to the harness as a descriptor (protocol::kLibraryFd); "" = Load
+  /// passes the path itself.
+  std::string library;
 };
 
 /// What one command cost, as the monitor measured it.
@@ -102,6 +106,8 @@ class KernelProcess {
   /// (the same one when called again). No command runs after it.
   SandboxOutcome Finish();
 
+  /// How far the process was kept from the machine (eval/sandbox.h), as it started.
+  const SandboxIsolation& isolation() const { return isolation_; }
   /// Set once a command did not finish; the process is then ended and reaped.
   const std::optional<ProcessFailure>& failed() const { return failure_; }
   /// CPU time the process's threads used outside its commands (a thread that
@@ -110,6 +116,7 @@ class KernelProcess {
   double outside_cpu_seconds() const { return outside_cpu_seconds_; }
 
  private:
+  SandboxIsolation isolation_;
   explicit KernelProcess(KernelProcessOptions options);
   Result<std::optional<CommandTiming>> Run(protocol::Command command);
   Result<bool> WaitForStop(const std::string& late, bool poll_once = false, bool consume = true);

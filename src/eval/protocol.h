@@ -32,6 +32,10 @@ inline constexpr size_t kControlBytes = 8192;
 inline constexpr int kInputsFd = 3;
 inline constexpr int kOutputsFd = 4;
 inline constexpr int kControlFd = 5;
+/// The kernel's library, copied by the monitor into sealed memory
+/// (KernelProcessOptions::library): the harness loads it as /proc/self/fd/6,
+/// and may run as a user that cannot enter the folder it was built in.
+inline constexpr int kLibraryFd = 6;
 
 /// What the monitor asks for. The harness runs one command per release.
 enum class Command : uint32_t {

@@ -1,9 +1,11 @@
 #include "eval/sandbox.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -14,6 +16,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 #include "core/clock.h"
 
@@ -28,6 +32,20 @@ int AllowedCores() {
   return std::max(1, CPU_COUNT(&set));
 }
 
+// What an isolated child keeps of the engine's environment: where programs and
+// libraries are, the locale, and the settings of the threading and BLAS
+// runtimes. Nothing else: the engine's environment holds API keys and paths
+// to its own folders, which a kernel could print into its log.
+bool InheritedWhenIsolated(std::string_view entry) {
+  static constexpr std::string_view kNames[] = {"PATH=", "LANG=", "LANGUAGE=", "TZ=", "LD_LIBRARY_PATH="};
+  static constexpr std::string_view kPrefixes[] = {"LC_", "OMP_", "GOMP_", "KMP_", "OPENBLAS_", "GOTO_", "MKL_"};
+  for (std::string_view name : kNames)
+    if (entry.substr(0, name.size()) == name) return true;
+  for (std::string_view prefix : kPrefixes)
+    if (entry.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
 // Everything the child needs, prepared before fork: after fork only
 // async-signal-safe calls are allowed.
 struct ChildPlan {
@@ -37,12 +55,15 @@ struct ChildPlan {
   cpu_set_t cpus;
   bool pin = false;
   std::vector<int> inherit;
+  bool isolate = false;   // own namespaces, where the machine allows them
+  bool own_user = false;  // and a user of its own (the engine runs as root)
 };
 
 ChildPlan Plan(const SandboxRequest& request) {
   ChildPlan plan;
   plan.argv_storage = request.argv;
-  for (char** e = environ; *e; ++e) plan.env_storage.emplace_back(*e);
+  for (char** e = environ; *e; ++e)
+    if (!request.isolate || InheritedWhenIsolated(*e)) plan.env_storage.emplace_back(*e);
   for (const auto& e : request.env) plan.env_storage.push_back(e);
   for (auto& s : plan.argv_storage) plan.argv.push_back(s.data());
   plan.argv.push_back(nullptr);
@@ -50,6 +71,8 @@ ChildPlan Plan(const SandboxRequest& request) {
   plan.env.push_back(nullptr);
 
   plan.inherit = request.inherit_fds;
+  plan.isolate = request.isolate;
+  plan.own_user = request.isolate && geteuid() == 0;
   CPU_ZERO(&plan.cpus);
   for (int cpu : request.cpus) CPU_SET(cpu, &plan.cpus), plan.pin = true;
   const SandboxLimits& l = request.limits;
@@ -66,23 +89,43 @@ ChildPlan Plan(const SandboxRequest& request) {
 
 constexpr size_t kMaxInherited = 8;
 
-// Why a child could not start, sent over a close-on-exec pipe (empty on success).
-struct StartFailure {
-  int step;  // index into kStartSteps
+// What happened before exec, sent over a close-on-exec pipe (nothing when all
+// went well): a step that failed (the child did not start) or an isolation
+// step the machine refused (the child went on without it).
+struct StartMessage {
+  enum Kind : int { kFailed, kRefused } kind;
+  int step;  // index into kStartSteps or kIsolationSteps
   int error;
 };
-constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working directory", "pin to the cores", "execute"};
+constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working directory", "pin to the cores", "execute",
+                                       "take a user of its own"};
+constexpr const char* kIsolationSteps[] = {"namespaces of its own (PID, IPC, mount, network)", "a /proc of its own"};
+
+// The isolated child's processes, as the engine's PID namespace numbers them.
+struct ChildPids {
+  pid_t child = -1;
+  pid_t init = 0;  // 0: no PID namespace of its own
+};
+
+void Send(int fd, StartMessage::Kind kind, int step) {
+  StartMessage message{kind, step, errno};
+  ssize_t ignored = write(fd, &message, sizeof message);
+  (void)ignored;
+}
 
 [[noreturn]] void FailStart(int fd, int step) {
-  StartFailure failure{step, errno};
-  ssize_t ignored = write(fd, &failure, sizeof failure);
-  (void)ignored;
+  Send(fd, StartMessage::kFailed, step);
   _exit(127);
 }
 
+// fork() without the C library's handlers, with clone's flags (async-signal-safe).
+pid_t CloneProcess(unsigned long flags) { return static_cast<pid_t>(syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0)); }
+
 // Child descriptors: 0 /dev/null, 1 stdout, 2 stderr, 3.. the inherited ones
-// in order, then the start-failure pipe (closed by exec).
-[[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd, int start_fd) {
+// in order, then the start-failure pipe (closed by exec). `uid`: the user it
+// becomes (0: stays the engine's); `own_proc`: mount a /proc of its PID namespace.
+[[noreturn]] void ExecChild(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd, int start_fd,
+                            bool own_proc, uid_t uid) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // First lift every descriptor above the target range, so no dup2 below clobbers a source.
@@ -104,8 +147,61 @@ constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working dire
   if (!workdir.empty() && chdir(workdir.c_str()) != 0) FailStart(start_slot, 1);
   for (const auto& [resource, value] : plan.limits) setrlimit(resource, &value);
   if (plan.pin && sched_setaffinity(0, sizeof plan.cpus, &plan.cpus) != 0) FailStart(start_slot, 2);
-  execve(plan.argv[0], plan.argv.data(), plan.env.data());
+  // A /proc that shows only its own PID namespace: the engine's processes
+  // (and a sibling kernel's) have no entry there, so no /proc/PID/mem to open.
+  if (own_proc && (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+                   mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0))
+    Send(start_slot, StartMessage::kRefused, 1);
+  if (uid == 0) {
+    execve(plan.argv[0], plan.argv.data(), plan.env.data());
+    FailStart(start_slot, 3);
+  }
+  // The program is opened before the user changes: it may sit in a folder
+  // only the engine's user can enter.
+  int program = open(plan.argv[0], O_RDONLY | O_CLOEXEC);
+  if (program < 0) FailStart(start_slot, 3);
+  // Every credential at once (capabilities go with root); a root that cannot drop them does not start.
+  if (setgroups(0, nullptr) != 0 || setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0)
+    FailStart(start_slot, 4);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // cleared by the change of credentials
+  syscall(SYS_execveat, program, "", plan.argv.data(), plan.env.data(), AT_EMPTY_PATH);
   FailStart(start_slot, 3);
+}
+
+// The engine's child when isolated: it leaves the engine's namespaces, starts
+// an idle init for the new PID namespace and then the real child there, both
+// as the engine's children (CLONE_PARENT), tells the engine their pids and
+// exits. Where the machine refuses the namespaces it says so and becomes the
+// child itself (ChildPids::init 0).
+[[noreturn]] void StartIsolated(const ChildPlan& plan, const std::string& workdir, int out_fd, int err_fd, int start_fd,
+                                int pids_fd) {
+  // Each child its own user: the sibling in a comparison runs as another.
+  const uid_t uid = plan.own_user ? kSandboxUidBase + (static_cast<unsigned>(getpid()) & 0xffffu) : 0;
+  if (unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWNET) != 0) {
+    Send(start_fd, StartMessage::kRefused, 0);
+    ChildPids pids{getpid(), 0};
+    if (write(pids_fd, &pids, sizeof pids) != sizeof pids) _exit(127);
+    close(pids_fd);
+    ExecChild(plan, workdir, out_fd, err_fd, start_fd, /*own_proc=*/false, uid);
+  }
+  ChildPids pids;
+  pids.init = CloneProcess(CLONE_PARENT);
+  if (pids.init == 0) {
+    // PID 1 of the namespace: holds it open and idles; the engine kills it
+    // after the child, which ends whatever else is left there.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    syscall(SYS_close_range, 0, ~0U, 0);
+    for (;;) pause();
+  }
+  if (pids.init < 0) FailStart(start_fd, 3);
+  pids.child = CloneProcess(CLONE_PARENT);
+  if (pids.child == 0) ExecChild(plan, workdir, out_fd, err_fd, start_fd, /*own_proc=*/true, uid);
+  if (pids.child < 0) {
+    kill(pids.init, SIGKILL);
+    FailStart(start_fd, 3);
+  }
+  if (write(pids_fd, &pids, sizeof pids) != sizeof pids) _exit(127);
+  _exit(0);
 }
 
 }  // namespace
@@ -114,9 +210,14 @@ Result<std::unique_ptr<SandboxedProcess>> SandboxedProcess::Start(const SandboxR
   if (request.argv.empty()) return Error{"sandbox: empty command"};
   if (request.inherit_fds.size() > kMaxInherited) return Error{"sandbox: too many inherited descriptors"};
   ChildPlan plan = Plan(request);
-  std::array<int, 2> pipes[3];  // stdout, stderr, start failure
+  std::array<int, 2> pipes[4];  // stdout, stderr, start messages, the isolated child's pids
   for (auto& p : pipes)
     if (pipe2(p.data(), O_CLOEXEC) != 0) return Error{std::string("sandbox: pipe: ") + std::strerror(errno)};
+  auto close_all = [&] {
+    for (auto& p : pipes)
+      for (int& fd : p)
+        if (fd >= 0) close(fd), fd = -1;
+  };
 
   std::unique_ptr<SandboxedProcess> child(new SandboxedProcess());
   child->start_ = NowSeconds();
@@ -124,25 +225,66 @@ Result<std::unique_ptr<SandboxedProcess>> SandboxedProcess::Start(const SandboxR
   child->capture_bytes_ = request.limits.capture_bytes;
   pid_t pid = fork();
   if (pid < 0) {
-    for (auto& p : pipes) close(p[0]), close(p[1]);
+    close_all();
     return Error{std::string("sandbox: fork: ") + std::strerror(errno)};
   }
-  if (pid == 0) ExecChild(plan, request.workdir, pipes[0][1], pipes[1][1], pipes[2][1]);
+  if (pid == 0) {
+    if (plan.isolate) StartIsolated(plan, request.workdir, pipes[0][1], pipes[1][1], pipes[2][1], pipes[3][1]);
+    ExecChild(plan, request.workdir, pipes[0][1], pipes[1][1], pipes[2][1], false, 0);
+  }
+  for (auto& p : pipes) close(p[1]), p[1] = -1;
+  if (plan.isolate) {
+    ChildPids pids;
+    ssize_t got;
+    while ((got = read(pipes[3][0], &pids, sizeof pids)) < 0 && errno == EINTR) {
+    }
+    if (got != static_cast<ssize_t>(sizeof pids) || pids.child <= 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      close_all();
+      return Error{"cannot start " + request.argv[0] + ": the isolated child was not started"};
+    }
+    if (pids.init > 0) {
+      int status = 0;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {  // the intermediate, which exits at once
+      }
+      child->init_ = pids.init;
+    }
+    pid = pids.child;
+  }
   setpgid(pid, pid);  // also in the parent, so a kill right away reaches the group
   child->pid_ = pid;
-  for (auto& p : pipes) close(p[1]);
   child->streams_[0] = {pipes[0][0], &child->outcome_.out, &child->outcome_.out_truncated};
   child->streams_[1] = {pipes[1][0], &child->outcome_.err, &child->outcome_.err_truncated};
+  pipes[0][0] = pipes[1][0] = -1;
   for (auto& s : child->streams_) fcntl(s.fd, F_SETFL, O_NONBLOCK);
-  StartFailure failure{};
-  ssize_t got;
-  while ((got = read(pipes[2][0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  std::optional<StartMessage> failed;
+  std::string refused;
+  for (;;) {
+    StartMessage message{};
+    ssize_t got;
+    while ((got = read(pipes[2][0], &message, sizeof message)) < 0 && errno == EINTR) {
+    }
+    if (got != static_cast<ssize_t>(sizeof message)) break;  // exec closed it
+    if (message.kind == StartMessage::kFailed) {
+      failed = message;
+      break;
+    }
+    refused +=
+        std::string(refused.empty() ? "" : "; ") + kIsolationSteps[message.step] + ": " + std::strerror(message.error);
   }
-  close(pipes[2][0]);
-  if (got == static_cast<ssize_t>(sizeof failure)) {
+  close_all();
+  if (plan.isolate) {
+    child->isolation_.namespaces = child->init_ > 0 && refused.find(kIsolationSteps[1]) == std::string::npos;
+    child->isolation_.own_user = plan.own_user;
+    if (!plan.own_user)
+      refused += std::string(refused.empty() ? "" : "; ") + "a user of its own: the engine does not run as root";
+    child->isolation_.refused = refused;
+  }
+  if (failed) {
     child->Wait();
-    return Error{"cannot start " + request.argv[0] + ": " + kStartSteps[failure.step] +
-                 " failed: " + std::strerror(failure.error)};
+    return Error{"cannot start " + request.argv[0] + ": " + kStartSteps[failed->step] +
+                 " failed: " + std::strerror(failed->error)};
   }
   child->pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   return child;
@@ -153,6 +295,7 @@ SandboxedProcess::~SandboxedProcess() {
     Kill(false);
     Wait();
   }
+  EndNamespace();
   for (auto& s : streams_)
     if (s.fd >= 0) close(s.fd);
   if (pidfd_ >= 0) close(pidfd_);
@@ -192,6 +335,16 @@ void SandboxedProcess::Kill(bool timed_out) {
   kill(pid_, SIGKILL);  // also when it left its group
 }
 
+// The init of the child's PID namespace: killed, it takes everything left
+// there with it (and the namespaces, System V IPC included, end).
+void SandboxedProcess::EndNamespace() {
+  if (init_ <= 0) return;
+  kill(init_, SIGKILL);
+  while (waitpid(init_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  init_ = -1;
+}
+
 SandboxOutcome SandboxedProcess::Wait() {
   if (reaped_) return outcome_;
   for (bool exited = false; !exited;) {
@@ -214,6 +367,7 @@ SandboxOutcome SandboxedProcess::Wait() {
   }
   reaped_ = true;
   kill(-pid_, SIGKILL);  // stragglers the child may have left in its group
+  EndNamespace();
   outcome_.wall_seconds = NowSeconds() - start_;
   DrainOutput();
   outcome_.cpu_seconds =
@@ -222,6 +376,25 @@ SandboxOutcome SandboxedProcess::Wait() {
   if (WIFEXITED(status)) outcome_.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome_.term_signal = WTERMSIG(status);
   return outcome_;
+}
+
+const SandboxIsolation& ProbeIsolation() {
+  static const SandboxIsolation probed = [] {
+    SandboxRequest request;
+    request.argv = {"/bin/true"};
+    request.isolate = true;
+    request.limits.wall_seconds = 10;
+    SandboxIsolation isolation;
+    auto child = SandboxedProcess::Start(request);
+    if (!child) {
+      isolation.refused = child.error().message;
+      return isolation;
+    }
+    isolation = (*child)->isolation();
+    (*child)->Wait();
+    return isolation;
+  }();
+  return probed;
 }
 
 Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request) {

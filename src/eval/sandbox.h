@@ -27,13 +27,37 @@ struct SandboxLimits {
   size_t capture_bytes = 64 << 10;      ///< kept of stdout and of stderr each
 };
 
+/// How far the child is kept from the machine beyond limits (issue 24): its
+/// own PID, IPC, mount and network namespaces (it sees no other process, a
+/// /proc of its own, no System V IPC or socket of anyone else's, and what it
+/// creates there dies with it) and a user of its own (it cannot open, signal,
+/// trace or re-schedule the engine's processes, nor change the engine's files).
+struct SandboxIsolation {
+  bool namespaces = false;  ///< own PID, IPC, mount and network namespaces, a fresh /proc
+  bool own_user = false;    ///< runs as `uid`, not as the engine's user
+  /// What the machine refused, in words ("" when fully isolated): the child
+  /// still runs, and the caller must not call its results trusted.
+  std::string refused;
+  bool full() const { return refused.empty(); }
+};
+
+/// The first uid the isolated children run as; each child takes
+/// kSandboxUidBase + its host pid modulo 65536 (no two running children share one).
+constexpr unsigned kSandboxUidBase = 0x7ff00000u;
+
 struct SandboxRequest {
   std::vector<std::string> argv;  ///< argv[0] is the program path
   std::string workdir;            ///< the child's working directory
-  std::vector<std::string> env;   ///< extra NAME=VALUE, added to the engine's environment
-  std::vector<int> cpus;          ///< pin the child (and its threads) to these cores; empty = unchanged
-  std::vector<int> inherit_fds;   ///< passed to the child as fds 3, 4, ... (at most 8)
+  /// Extra NAME=VALUE, added to the engine's environment (isolated: to the
+  /// part of it a kernel needs, PATH, locale and the OpenMP/BLAS settings).
+  std::vector<std::string> env;
+  std::vector<int> cpus;         ///< pin the child (and its threads) to these cores; empty = unchanged
+  std::vector<int> inherit_fds;  ///< passed to the child as fds 3, 4, ... (at most 8)
   SandboxLimits limits;
+  /// Isolate the child (SandboxIsolation): its own namespaces and, where the
+  /// engine runs as root, its own user. What the machine refuses is said in
+  /// SandboxedProcess::isolation(), never silently dropped.
+  bool isolate = false;
 };
 
 struct SandboxOutcome {
@@ -48,6 +72,10 @@ struct SandboxOutcome {
   bool out_truncated = false, err_truncated = false;
   bool exited_cleanly() const { return !timed_out && term_signal == 0 && exit_code == 0; }
 };
+
+/// Whether this machine lets the engine isolate a child, found by starting
+/// /bin/true isolated once (cached): what `accelopt targets` shows.
+const SandboxIsolation& ProbeIsolation();
 
 /// Runs the request to completion. Blocks. Thread-safe (each call owns its child).
 Result<SandboxOutcome> RunSandboxed(const SandboxRequest& request);
@@ -67,6 +95,8 @@ class SandboxedProcess {
   pid_t pid() const { return pid_; }
   /// Readable once the child has exited; -1 when the kernel has no pidfds.
   int pidfd() const { return pidfd_; }
+  /// How far the child was isolated (request.isolate), as it actually started.
+  const SandboxIsolation& isolation() const { return isolation_; }
   /// Steady-clock seconds (core/clock.h) at which the wall limit runs out.
   double deadline() const { return deadline_; }
   /// The stdout and stderr pipes still open, to poll for input.
@@ -81,13 +111,16 @@ class SandboxedProcess {
 
  private:
   SandboxedProcess() = default;
+  void EndNamespace();
   struct Stream {
     int fd = -1;
     std::string* text = nullptr;
     bool* truncated = nullptr;
   };
   pid_t pid_ = -1;
+  pid_t init_ = -1;  ///< the idle init of the child's PID namespace; killing it ends all there
   int pidfd_ = -1;
+  SandboxIsolation isolation_;
   double start_ = 0, deadline_ = 0;
   size_t capture_bytes_ = 0;
   bool reaped_ = false;

@@ -2,7 +2,8 @@
 /// Scoring, the same for every target: a profile's latency against the
 /// roofline of its task at its shape (percent of peak, the bound, each
 /// component), and the judgement of a correct kernel measured faster than the
-/// roofline: evidence that raises a rate, or `suspect`.
+/// roofline: evidence for the next calibration (never a raised rate), or
+/// `suspect`.
 
 #include <functional>
 #include <map>
@@ -41,11 +42,14 @@ struct ProvedRate {
 };
 
 /// What a correct kernel that stayed faster than the roofline when measured
-/// twice (`median`: the slower median) means: either rates to raise, or why no
-/// honest measurement explains it.
+/// twice (`median`: the slower median) means: either rates it claims within
+/// what the calibration could miss (evidence, never applied by an
+/// evaluation), or why no honest measurement explains it. Every figure has a
+/// ceiling: its theoretical figure where known, and always the calibrated
+/// rate plus the allowance, which no evaluation moves.
 struct BeyondPeak {
   std::string suspect_reason;      ///< "" when every claim is within what the calibration could have missed
-  suite::PeakRates raised;         ///< the rates, raised where the kernel proved more
+  suite::PeakRates raised;         ///< the rates as the kernel claims them (evidence only)
   std::vector<ProvedRate> proved;  ///< each raise
 };
 BeyondPeak JudgeBeyondPeak(const suite::RooflineCounts& counts, double median, const ScoringPeaks& peaks);
@@ -56,11 +60,13 @@ void MarkSuspect(Profile& profile, const std::string& reason);
 /// Scores a correct profile, for every target alike. Faster than its
 /// roofline, it is measured again (`measure_again` fills a fresh profile; an
 /// Error is the engine's) and the slower median counts. Still faster: it is
-/// suspect, or each rate it proved within what the calibration could miss is
-/// raised in `peaks`, and the profile is scored against them and says so.
-/// Returns those raises (none, mostly).
+/// suspect, or, where each rate it claims stays within what the calibration
+/// could miss (and below the theoretical figure), it stays ok, scored against
+/// the calibrated rates all the same, and its claims come back as evidence.
+/// `peaks` is never changed: only `accelopt calibrate` moves the rates
+/// (issue 24, "moving the yardstick"). Returns the claims (none, mostly).
 Result<std::vector<ProvedRate>> ScoreMeasuringAgainBeyondPeak(
-    const suite::RooflineCounts& counts, ScoringPeaks& peaks, Profile& profile,
+    const suite::RooflineCounts& counts, const ScoringPeaks& peaks, Profile& profile,
     const std::function<Status(Profile& again)>& measure_again);
 
 }  // namespace accelopt::eval

@@ -37,7 +37,7 @@ TEST(Score, PercentOfPeakFromTheSlowestComponent) {
   EXPECT_FALSE(unscored.scored_against.has_value());
 }
 
-TEST(JudgeBeyondPeak, WithinWhatTheCalibrationCouldMissRaisesTheRate) {
+TEST(JudgeBeyondPeak, WithinWhatTheCalibrationCouldMissIsAClaimNotARaise) {
   // 1e9 bytes in 9.7 ms: 103 GB/s, within 5% of the calibrated 100.
   BeyondPeak b = JudgeBeyondPeak({0, 0, 1e9}, 0.0097, Calibrated());
   EXPECT_EQ(b.suspect_reason, "");

@@ -65,6 +65,14 @@ struct TargetKind {
   /// describe itself): slower than `unavailable`, so asked only where the
   /// user asks which targets run (`accelopt targets`). Unset: `unavailable` says all.
   std::function<std::string(const TargetSettings&)> probe;
+  /// Against a kernel that attacks the machine (docs/trust.md): whether its
+  /// results can be trusted here, and how its kernels are kept from the
+  /// machine, in words. Unset: not trusted, nothing stated.
+  struct Isolation {
+    bool trusted = false;
+    std::string how;
+  };
+  std::function<Isolation()> isolation;
   std::function<Result<std::unique_ptr<Target>>(const TargetSettings&)> make;
   /// The settings of its own it takes from TargetSettings::options (name, type, default, help).
   std::vector<SettingSpec> settings;

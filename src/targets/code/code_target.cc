@@ -589,6 +589,10 @@ targets::TargetKind Registration() {
   targets::TargetKind kind;
   kind.name = "code";
   kind.summary = "code bases: tasks of kind code, built, tested and timed with their own commands";
+  kind.isolation = [] {
+    return targets::TargetKind::Isolation{
+        false, "build, test and benchmark commands run as the engine's user, with the machine's files and network"};
+  };
   kind.unavailable = [](const targets::TargetSettings&) {
     return FindProgram("sh").empty() ? std::string("no shell (sh) on $PATH to run the tasks' commands") : std::string();
   };

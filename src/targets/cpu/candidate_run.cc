@@ -49,7 +49,7 @@ class Run {
 
   Status Start(const std::string& library, const std::string& dir, bool timed) {
     auto process =
-        eval::StartKernelProcess(bound_, OutputType::kFloat, RunOptionsOf(options_), dir, /*candidate=*/true);
+        eval::StartKernelProcess(bound_, OutputType::kFloat, RunOptionsOf(options_), dir, /*candidate=*/true, library);
     if (!process) return process.error();
     process_ = std::move(*process);
     if (process_->failed()) return Failed("start");
@@ -194,6 +194,13 @@ class Run {
     Compare();
     if (profile_.status != Verdict::kOk) return Ok{};
     profile_.phase.clear();
+    // Where the machine refused to isolate the process, nothing it measured is
+    // trusted: it could have reached the engine or the other side (issue 24).
+    if (const eval::SandboxIsolation& isolation = process_->isolation(); !isolation.full()) {
+      profile_.status = Verdict::kSuspect;
+      profile_.message =
+          "correct, but its process could not be isolated from the machine (" + isolation.refused + "): not trusted";
+    }
     if (!timed || series_.empty()) return Ok{};
     // The most stable undisturbed series; a disturbed one only when every one was.
     std::vector<std::vector<double>> quiet;

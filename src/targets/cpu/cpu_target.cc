@@ -549,11 +549,12 @@ eval::ScoringPeaks CpuTarget::Peaks() const {
 }
 
 // A correct kernel faster than the roofline is measured again (its slower
-// median counts). If it still is, what it did is evidence about the machine:
-// each rate it exceeded is raised to what it proved, as long as that stays
-// within what the calibration could have missed (its spread, an allowance)
-// and below the theoretical peak. Beyond that, no honest measurement explains
-// it: suspect.
+// median counts). If it still is, within what the calibration could have
+// missed (its spread, an allowance) and below the theoretical peak, it is
+// evidence about the machine for the next calibration, told to
+// `on_beyond_calibration`; beyond that, no honest measurement explains it:
+// suspect. Either way the rates this target scores against stay the
+// calibrated ones: no evaluation moves the yardstick.
 Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
   if (options_.rates.bandwidth_gbs <= 0) return Ok{};  // no rates, no score
   // A roofline the task loader accepted evaluates; if not, that is the engine's error, never a silent 0%.
@@ -566,19 +567,10 @@ Status CpuTarget::ScoreBeyondPeak(Batch& batch, size_t k, Profile& profile) {
     return Ok{};
   });
   if (!proved) return proved.error();
-  if (proved->empty()) return Ok{};
-  // Raised: this target scores from now on against what the kernel proved, and the caller saves it.
-  options_.rates = peaks.rates;
-  if (options_.hardware) {
-    HardwareProfile& hw = *options_.hardware;
-    hw.bandwidth_gbs = peaks.rates.bandwidth_gbs;
-    hw.peak_mm_gflops = peaks.rates.peak_mm_gflops;
-    hw.peak_vec_gflops = peaks.rates.peak_vec_gflops;
-    for (const eval::ProvedRate& p : *proved)
-      hw.evidence.push_back({p.figure, p.value, p.previous, ContentHash(batch.requests[k].candidate.source),
-                             profile.task, profile.shape, IsoUtcNow()});
-    if (options_.on_hardware_raised) options_.on_hardware_raised(hw);
-  }
+  if (!options_.on_beyond_calibration) return Ok{};
+  for (const eval::ProvedRate& p : *proved)
+    options_.on_beyond_calibration({p.figure, p.value, p.previous, ContentHash(batch.requests[k].candidate.source),
+                                    profile.task, profile.shape, IsoUtcNow()});
   return Ok{};
 }
 

@@ -64,11 +64,13 @@ struct CpuTargetOptions {
   suite::PeakRates rates;  ///< measured hardware profile; zero rates = no scoring
   /// The profile `rates` came from: its theoretical peaks and its spreads
   /// decide whether a correct kernel that stays faster than the roofline when
-  /// measured again raises a rate (with the kernel as evidence) or is suspect.
+  /// measured again is evidence for the next calibration or suspect.
   /// Without it, any such kernel is suspect.
   std::optional<HardwareProfile> hardware;
-  /// Told each time a kernel raised a rate, with the profile as it now is (to save it).
-  std::function<void(const HardwareProfile&)> on_hardware_raised;
+  /// Told each time a correct kernel, measured twice, claimed a rate beyond
+  /// the calibrated one but within what the calibration could miss: evidence
+  /// for the next `accelopt calibrate`, never applied (the rates do not move).
+  std::function<void(const PeakEvidence&)> on_beyond_calibration;
   /// How far beyond a calibrated rate a kernel may prove the machine can go:
   /// this share, or `raise_spreads` times the figure's calibration spread if more.
   double raise_allowance = 0.05;

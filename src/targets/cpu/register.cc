@@ -6,6 +6,7 @@
 
 #include "core/paths.h"
 #include "eval/machine.h"
+#include "eval/sandbox.h"
 #include "targets/cpu/hardware_store.h"
 
 namespace accelopt::cpu {
@@ -70,14 +71,13 @@ Result<CpuTargetOptions> OptionsFor(const targets::TargetSettings& settings,
   if (hardware) {
     options.rates = RatesOf(*hardware);
     options.hardware = *hardware;
-    const std::string data_dir = DataDirOf(settings);
+    // Only `accelopt calibrate` writes the saved profile; an evaluation tells.
     const auto say = settings.say;
-    options.on_hardware_raised = [data_dir, say](const HardwareProfile& raised) {
-      const PeakEvidence& e = raised.evidence.back();
-      say(fmt::format("note: kernel {} ({}) proved this machine's {} is at least {:.4g} (calibrated {:.4g}): raised",
+    options.on_beyond_calibration = [say](const PeakEvidence& e) {
+      say(
+          fmt::format("note: kernel {} ({}) measured this machine's {} at {:.4g}, beyond the calibrated {:.4g}: "
+                      "run `accelopt calibrate` on an idle machine to confirm; scores stay against the calibration",
                       e.kernel_hash, e.task, e.figure, e.value, e.previous));
-      if (auto s = SaveHardwareProfile(data_dir + "/hardware", raised); !s)
-        say("warning: the raised profile was not saved: " + s.error().message);
     };
   }
   // Every target that runs kernels on this machine's cores takes its options
@@ -108,6 +108,16 @@ targets::TargetKind Registration() {
     std::error_code ec;
     if (!std::filesystem::exists(HarnessPath(), ec)) return "the harness " + HarnessPath() + " is missing";
     return std::string();
+  };
+  kind.isolation = [] {
+    const eval::SandboxIsolation& probed = eval::ProbeIsolation();
+    if (probed.full())
+      return targets::TargetKind::Isolation{
+          true,
+          "each kernel process in its own PID, IPC, mount and network namespaces, as a user of its own, "
+          "behind a seccomp filter; the saved hardware profile changes only through `accelopt calibrate`"};
+    return targets::TargetKind::Isolation{false, "this machine refused to isolate the kernel process (" +
+                                                     probed.refused + "): every correct result is marked suspect"};
   };
   kind.settings = targets::HostCoreSettings();
   kind.make = [](const targets::TargetSettings& settings) -> Result<std::unique_ptr<targets::Target>> {

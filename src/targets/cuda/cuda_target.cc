@@ -479,7 +479,7 @@ class CudaTarget : public targets::Target {
       return s;
     };
     return ScoreOnGpu(bound, SourceHashOf(built.library_), *options_.hardware, profile, measure_again,
-                      options_.on_hardware_raised);
+                      options_.on_beyond_calibration);
   }
 
   // Compares each slot call's outputs (outputs.bin, in call order) with the reference's.
@@ -569,14 +569,13 @@ Result<CudaTargetOptions> OptionsFor(const targets::TargetSettings& settings, co
     if (!hardware) return hardware.error();
     options.hardware = *hardware;
   }
-  const std::string data_dir = settings.data_dir.empty() ? DataDir() : settings.data_dir;
+  // Only `accelopt calibrate` writes the saved profile; an evaluation tells.
   const auto say = settings.say;
-  options.on_hardware_raised = [data_dir, say](const GpuHardwareProfile& raised) {
-    const eval::PeakEvidence& e = raised.evidence.back();
-    say(fmt::format("note: kernel {} ({}) proved this GPU's {} is at least {:.4g} (calibrated {:.4g}): raised",
-                    e.kernel_hash, e.task, e.figure, e.value, e.previous));
-    if (auto s = SaveGpuHardwareProfile(data_dir + "/hardware", raised); !s)
-      say("warning: the raised profile was not saved: " + s.error().message);
+  options.on_beyond_calibration = [say](const eval::PeakEvidence& e) {
+    say(fmt::format(
+        "note: kernel {} ({}) measured this GPU's {} at {:.4g}, beyond the calibrated {:.4g}: run "
+        "`accelopt calibrate --target cuda` on an idle GPU to confirm; scores stay against the calibration",
+        e.kernel_hash, e.task, e.figure, e.value, e.previous));
   };
   return options;
 }
@@ -585,6 +584,12 @@ targets::TargetKind Registration() {
   targets::TargetKind kind;
   kind.name = "cuda";
   kind.summary = "CUDA kernels (.cu) built with nvcc, run on this machine's NVIDIA GPU";
+  kind.isolation = [] {
+    return targets::TargetKind::Isolation{
+        false,
+        "the harness runs as the engine's user in the engine's namespaces (limits only); the saved "
+        "hardware profile changes only through `accelopt calibrate`"};
+  };
   kind.unavailable = [](const targets::TargetSettings&) -> std::string {
     if (FindNvcc().empty()) return "nvcc is not on $PATH or in /usr/local/cuda/bin";
     auto device = FindDevice();

@@ -52,8 +52,10 @@ struct CudaTargetOptions {
   std::optional<Device> device;  ///< the GPU measured on; none: builds only (Run fails)
   /// Its calibration, which a correct kernel is scored against; none: not scored.
   std::optional<GpuHardwareProfile> hardware;
-  /// Told each time a kernel raised a rate, with the profile as it now is (to save it).
-  std::function<void(const GpuHardwareProfile&)> on_hardware_raised;
+  /// Told each time a correct kernel, measured twice, claimed a rate beyond
+  /// the calibrated one but within what the calibration could miss: evidence
+  /// for the next `accelopt calibrate`, never applied (the rates do not move).
+  std::function<void(const eval::PeakEvidence&)> on_beyond_calibration;
   eval::ReferenceOptions reference;  ///< how the CPU reference is built and run
   int seeds = 3;                    ///< correctness calls, each on its own drawn input set
   int timed_calls = 30;             ///< timed calls, each on fresh inputs

@@ -9,9 +9,6 @@ namespace {
 const GpuFigure& MatmulFigure(const GpuHardwareProfile& h, bool bf16_inputs) {
   return bf16_inputs && h.bf16_gemm.measured > 0 ? h.bf16_gemm : h.fp32_gemm;
 }
-GpuFigure& MatmulFigure(GpuHardwareProfile& h, bool bf16_inputs) {
-  return bf16_inputs && h.bf16_gemm.measured > 0 ? h.bf16_gemm : h.fp32_gemm;
-}
 
 }  // namespace
 
@@ -33,30 +30,25 @@ eval::ScoringPeaks PeaksFor(const GpuHardwareProfile& h, bool bf16_inputs) {
   return peaks;
 }
 
-void RecordRaises(GpuHardwareProfile& h, bool bf16_inputs, const std::vector<eval::ProvedRate>& proved,
-                  const std::string& kernel_hash, const std::string& task, const std::string& shape) {
-  for (const eval::ProvedRate& p : proved) {
-    GpuFigure& figure = p.figure == "bandwidth" ? h.hbm
-                        : p.figure == "peak_mm" ? MatmulFigure(h, bf16_inputs)
-                                                : h.fp32_fma;
-    figure.measured = p.value;
-    h.evidence.push_back({p.figure, p.value, p.previous, kernel_hash, task, shape, IsoUtcNow()});
-  }
+std::vector<eval::PeakEvidence> EvidenceOf(const std::vector<eval::ProvedRate>& proved, const std::string& kernel_hash,
+                                           const std::string& task, const std::string& shape) {
+  std::vector<eval::PeakEvidence> out;
+  for (const eval::ProvedRate& p : proved)
+    out.push_back({p.figure, p.value, p.previous, kernel_hash, task, shape, IsoUtcNow()});
+  return out;
 }
 
-Status ScoreOnGpu(const suite::BoundTask& bound, const std::string& kernel_hash, GpuHardwareProfile& hardware,
+Status ScoreOnGpu(const suite::BoundTask& bound, const std::string& kernel_hash, const GpuHardwareProfile& hardware,
                   Profile& profile, const std::function<Status(Profile& again)>& measure_again,
-                  const std::function<void(const GpuHardwareProfile&)>& on_raised) {
+                  const std::function<void(const eval::PeakEvidence&)>& on_evidence) {
   // A roofline the task loader accepted evaluates; if not, that is the engine's error, never a silent 0%.
   auto counts = suite::CountRoofline(bound);
   if (!counts) return counts.error();
-  const bool bf16 = InputsAreBf16(bound);
-  eval::ScoringPeaks peaks = PeaksFor(hardware, bf16);
+  const eval::ScoringPeaks peaks = PeaksFor(hardware, InputsAreBf16(bound));
   auto proved = eval::ScoreMeasuringAgainBeyondPeak(*counts, peaks, profile, measure_again);
   if (!proved) return proved.error();
-  if (proved->empty()) return Ok{};
-  RecordRaises(hardware, bf16, *proved, kernel_hash, profile.task, profile.shape);
-  if (on_raised) on_raised(hardware);
+  if (on_evidence)
+    for (const eval::PeakEvidence& e : EvidenceOf(*proved, kernel_hash, profile.task, profile.shape)) on_evidence(e);
   return Ok{};
 }
 

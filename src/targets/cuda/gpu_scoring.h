@@ -31,19 +31,19 @@ suite::PeakRates RatesFor(const GpuHardwareProfile& hardware, bool bf16_inputs);
 /// judgement of a kernel beyond the roofline needs them.
 eval::ScoringPeaks PeaksFor(const GpuHardwareProfile& hardware, bool bf16_inputs);
 
-/// Raises in `hardware` each rate a kernel proved (eval::ScoreMeasuringAgainBeyondPeak),
-/// keeping the kernel as evidence: the matmul rate raised is the GEMM figure
-/// `bf16_inputs` chose.
-void RecordRaises(GpuHardwareProfile& hardware, bool bf16_inputs, const std::vector<eval::ProvedRate>& proved,
-                  const std::string& kernel_hash, const std::string& task, const std::string& shape);
+/// The evidence a kernel's claims make (eval::ScoreMeasuringAgainBeyondPeak),
+/// for the next calibration to confirm: never applied to a profile.
+std::vector<eval::PeakEvidence> EvidenceOf(const std::vector<eval::ProvedRate>& proved, const std::string& kernel_hash,
+                                           const std::string& task, const std::string& shape);
 
 /// Scores a correct profile against `hardware` at the bound task's shape:
 /// faster than the roofline, it is measured again (`measure_again`) and is
-/// then suspect or raises rates in `hardware` (told to `on_raised`, to save
-/// it). An Error is the engine's: the roofline does not evaluate, or measuring
-/// again failed.
-Status ScoreOnGpu(const suite::BoundTask& bound, const std::string& kernel_hash, GpuHardwareProfile& hardware,
+/// then suspect, or, within what the calibration could miss, ok with its
+/// claims told to `on_evidence`. `hardware` is never changed: only
+/// `accelopt calibrate` moves the rates. An Error is the engine's: the
+/// roofline does not evaluate, or measuring again failed.
+Status ScoreOnGpu(const suite::BoundTask& bound, const std::string& kernel_hash, const GpuHardwareProfile& hardware,
                   Profile& profile, const std::function<Status(Profile& again)>& measure_again,
-                  const std::function<void(const GpuHardwareProfile&)>& on_raised);
+                  const std::function<void(const eval::PeakEvidence&)>& on_evidence);
 
 }  // namespace accelopt::cuda

@@ -316,6 +316,12 @@ class ExternalTarget : public targets::Target {
 
   /// Requests after `describe` go to one persistent process (`COMMAND --serve`).
   void Serve(bool serve) { serve_ = serve; }
+  /// Whether its results hold against a kernel that attacks the machine, as
+  /// the evaluator says (docs/trust.md); not trusted, every ok says so.
+  void Trust(bool trusted, std::string isolation) {
+    trusted_ = trusted;
+    isolation_ = isolation.empty() ? "the evaluator does not say that it isolates kernels" : std::move(isolation);
+  }
 
   /// Samples and pairs are figures of this metric, not seconds.
   void Measures(const suite::MetricSpec& metric) { metric_ = metric; }
@@ -437,13 +443,15 @@ class ExternalTarget : public targets::Target {
     if (!timed) return timed.error();
     if (profile.status != Verdict::kOk) return Ended(profile, profile.status, profile.message, started);
     if (peaks_) {
-      // Raised rates hold for this target's life; the evaluator keeps its own figures.
+      // The peaks never move (no evaluation moves the yardstick); the evaluator keeps its own figures.
       auto proved = eval::ScoreMeasuringAgainBeyondPeak(*counts, *peaks_, profile, [&](Profile& again) {
         again.run_log = profile.run_log;  // the check's log stays the kernel's
         return Time(task, artifact, dir, again);
       });
       if (!proved) return proved.error();
     }
+    if (!trusted_ && profile.status == Verdict::kOk)
+      profile.message += "; not trusted against a kernel that attacks the machine: " + isolation_;
     profile.wall_seconds = NowSeconds() - started;
     return profile;
   }
@@ -503,6 +511,8 @@ class ExternalTarget : public targets::Target {
   std::optional<eval::ScoringPeaks> peaks_;
   bool serve_ = false;
   bool compares_ = false;
+  bool trusted_ = false;
+  std::string isolation_ = "the evaluator does not say that it isolates kernels";
   std::optional<suite::MetricSpec> metric_;
   mutable std::unique_ptr<ServedProcess> served_;
 };
@@ -568,6 +578,7 @@ Result<std::unique_ptr<targets::Target>> Described(const Result<Json>& answer, c
   }
   target->Serve(a.contains("serve") && a["serve"] == true && !options.one_invocation_per_request);
   target->Compares(a.contains("compare") && a["compare"] == true);
+  target->Trust(a.contains("trusted") && a["trusted"] == true, text("isolation"));
   return std::unique_ptr<targets::Target>(std::move(target));
 }
 
@@ -593,6 +604,12 @@ targets::TargetKind Registration() {
   targets::TargetKind kind;
   kind.name = "external";
   kind.summary = "any evaluator program speaking docs/external-protocol.md (--evaluator CMD or $ACCELOPT_EVALUATOR)";
+  kind.isolation = [] {
+    return targets::TargetKind::Isolation{
+        false,
+        "whatever the evaluator does (the engine does not isolate it; evaluators/python runs kernels in its "
+        "own interpreter, with no boundary)"};
+  };
   kind.unavailable = [](const targets::TargetSettings& settings) {
     const auto command = EvaluatorOf(settings);
     if (command.empty()) return std::string("no evaluator named (--evaluator CMD, or $ACCELOPT_EVALUATOR)");
