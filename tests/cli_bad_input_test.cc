@@ -27,6 +27,18 @@ using testing::CommandRun;
 const std::string kSuite = " --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite";
 
 // Said at once: a machine with no hardware profile yet is not calibrated first.
+// A saved cpu profile for this machine with made-up rates (12.5 GB/s, 100 and
+// 50 GFLOP/s), so that a command finds one and calibrates nothing.
+bool SaveMadeUpProfile(const std::string& home) {
+  cpu::HardwareProfile profile;
+  profile.machine = cpu::DetectMachine();
+  profile.bandwidth_gbs = 12.5;
+  profile.peak_mm_gflops = 100;
+  profile.peak_vec_gflops = 50;
+  profile.measured_at = "2026-01-01T00:00:00Z";
+  return cpu::SaveHardwareProfile(home + "/hardware", profile).ok();
+}
+
 TEST(CliBadInput, ADirectoryAsTheKernelIsAnErrorNamingIt) {
   testing::TempDir dir, home;
   CommandRun run = testing::RunShell("ACCELOPT_HOME=" + home.path() + " " + ACCELOPT_BINARY + " eval silu " +
@@ -269,13 +281,7 @@ TEST(CliBadInput, ABrokenTaskFolderLeavesTheOthersUsable) {
 // which a profile measured now carries: both say the same fields.
 TEST(CliBadInput, CalibrateJsonOfASavedProfileSaysSavedAndProblems) {
   testing::TempDir home;
-  cpu::HardwareProfile profile;
-  profile.machine = cpu::DetectMachine();
-  profile.bandwidth_gbs = 12.5;
-  profile.peak_mm_gflops = 100;
-  profile.peak_vec_gflops = 50;
-  profile.measured_at = "2026-01-01T00:00:00Z";
-  ASSERT_TRUE(cpu::SaveHardwareProfile(home.path() + "/hardware", profile).ok());
+  ASSERT_TRUE(SaveMadeUpProfile(home.path()));
   testing::ScopedEnv env("ACCELOPT_HOME", home.path());
   CommandRun run = Accelopt("calibrate --json");
   ASSERT_EQ(run.exit_code, 0) << run.out;
@@ -364,13 +370,7 @@ TEST(CliBadInput, AnEngineThatCannotIsolateCallsNoResultOk) {
   if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
     GTEST_SKIP() << "needs root and setpriv, to run the engine as an ordinary user";
   testing::TempDir home;
-  cpu::HardwareProfile profile;
-  profile.machine = cpu::DetectMachine();
-  profile.bandwidth_gbs = 12.5;
-  profile.peak_mm_gflops = 100;
-  profile.peak_vec_gflops = 50;
-  profile.measured_at = "2026-01-01T00:00:00Z";
-  ASSERT_TRUE(cpu::SaveHardwareProfile(home.path() + "/hardware", profile).ok());
+  ASSERT_TRUE(SaveMadeUpProfile(home.path()));
   std::filesystem::create_directories(home.path() + "/lock");
   for (const std::string& dir : {home.path(), home.path() + "/lock"})
     std::filesystem::permissions(dir, std::filesystem::perms::all);

@@ -295,8 +295,11 @@ int main(int argc, char** argv) {
   // Empty calls, each prepared as a call is (but for its inputs) and timed
   // as one: the handshake calls nothing, which every call includes; the
   // other launches an empty kernel on the kernel's stream.
-  long long handshake_ns = -1, launch_ns = -1;
-  for (int i = 0; i < 10; ++i) {
+  // Outputs poisoned, canaries filled, persisting L2 lines returned to
+  // normal (a kernel's access-policy window would outlive the flush; devices
+  // without persisting L2 refuse both resets, with nothing to reset), the L2
+  // flushed, the device synchronized: every call, empty or not, alike.
+  auto prepare_outputs_and_caches = [&](long round, const char* what) {
     for (size_t o = 0; o < plan.outputs.size(); ++o) {
       Check(cudaMemset(args[plan.inputs.size() + o], 0xff, plan.outputs[o] * Bytes(plan.otypes[o])),
             "poisoning outputs");
@@ -305,8 +308,12 @@ int main(int argc, char** argv) {
     cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
     cudaCtxResetPersistingL2Cache();
     (void)cudaGetLastError();
-    Check(cudaMemset(flush, i & 0x7f, flush_bytes), "flushing L2");
-    Check(cudaDeviceSynchronize(), "preparing an empty call");
+    Check(cudaMemset(flush, static_cast<int>(round & 0x7f), flush_bytes), "flushing L2");
+    Check(cudaDeviceSynchronize(), what);
+  };
+  long long handshake_ns = -1, launch_ns = -1;
+  for (int i = 0; i < 10; ++i) {
+    prepare_outputs_and_caches(i, "preparing an empty call");
     const long long t0 = NowNs();
     if (i % 2) Empty<<<1, 1, 0, stream>>>();
     Check(cudaDeviceSynchronize(), "an empty call");
@@ -344,18 +351,7 @@ int main(int argc, char** argv) {
       }
       Check(cudaMemcpy(kept[i], args[i], n * Bytes(type), cudaMemcpyDeviceToDevice), "keeping inputs");
     }
-    for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      Check(cudaMemset(args[plan.inputs.size() + o], 0xff, plan.outputs[o] * Bytes(plan.otypes[o])),
-            "poisoning outputs");
-      Check(cudaMemset(canaries[o], kCanary, kCanaryBytes), "filling canaries");
-    }
-    // Lines a kernel marked persisting (an access-policy window) would outlive
-    // the flush: return them to normal, and leave no L2 set aside for them.
-    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-    cudaCtxResetPersistingL2Cache();
-    (void)cudaGetLastError();  // devices without persisting L2 refuse both; nothing to reset then
-    Check(cudaMemset(flush, static_cast<int>(c & 0x7f), flush_bytes), "flushing L2");
-    Check(cudaDeviceSynchronize(), "preparing a call");
+    prepare_outputs_and_caches(static_cast<long>(c), "preparing a call");
 
     const long long t0 = NowNs();
     CallKernel(fn, args, stream);
