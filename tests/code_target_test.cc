@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <algorithm>
+#include <chrono>
+#include <thread>
 #include <filesystem>
 
 #include "core/json_io.h"
+#include "eval/machine_load.h"
 #include "core/paths.h"
 #include "suite/task.h"
 #include "targets/code/files.h"
@@ -27,7 +31,10 @@ class CodeTargetTest : public ::testing::Test {
     base_ = tmp_.path() + "/project";
     fs::create_directories(base_ + "/lib");
     ASSERT_TRUE(WriteFile(base_ + "/lib/value.txt", "4\n"));
-    ASSERT_TRUE(WriteFile(base_ + "/bench.sh", "v=$(cat lib/value.txt)\n[ \"$v\" = silent ] || echo \"figure: $v\"\n"));
+    // It takes v/50 s, so that its figure and its time from outside agree.
+    ASSERT_TRUE(WriteFile(base_ + "/bench.sh",
+                          "v=$(cat lib/value.txt)\n[ \"$v\" = silent ] || { sleep $(awk -v v=\"$v\" 'BEGIN { print v / 50 "
+                          "}'); echo \"figure: $v\"; }\n"));
   }
 
   suite::Task LoadWith(const std::string& direction, const std::string& code_base = "../../project",
@@ -193,6 +200,40 @@ TEST_F(CodeTargetTest, AComparisonReusesTheCopiesEvaluationsBuilt) {
   EXPECT_EQ(paired->a.work_dir, four.work_dir);
   EXPECT_EQ(paired->b.work_dir, two.work_dir);
   for (const Profile* p : {&four, &two}) EXPECT_EQ(*ReadFile(p->work_dir + "/builds.log"), "built\n");
+}
+
+// A benchmark that prints a figure of the candidate's making (here: read
+// from its file, the work taking the same time whatever it says) claims 4x
+// while the command, timed from outside, runs no faster: suspect, not a gain.
+TEST_F(CodeTargetTest, AFigureTheCommandsOwnTimeBeliesIsSuspect) {
+  ASSERT_TRUE(WriteFile(base_ + "/bench.sh", "v=$(cat lib/value.txt)\nsleep 0.08\necho \"figure: $v\"\n"));
+  suite::Task task = LoadWith("lower");
+  targets::EvalRequest a{&task, "bench", {Files("4"), "a", {}}}, b{&task, "bench", {Files("1"), "b", {}}};
+  auto paired = target_.Compare(a, b);
+  ASSERT_TRUE(paired) << paired.error().message;
+  EXPECT_EQ(paired->a.status, Verdict::kOk) << paired->a.message;
+  EXPECT_EQ(paired->b.status, Verdict::kSuspect) << paired->b.message;
+  EXPECT_NE(paired->b.message.find("timed from outside"), std::string::npos) << paired->b.message;
+}
+
+// The benchmark's own work is the candidate's, not another process's load,
+// confined or not: a run is not measured "disturbed" by itself. (Under
+// bubblewrap with a helper as the namespace's first process, the command's
+// CPU time never reached the engine, and every run counted as disturbed.)
+TEST_F(CodeTargetTest, TheBenchmarksOwnWorkIsNotCountedAsOtherProcesses) {
+  ASSERT_TRUE(WriteFile(base_ + "/bench.sh",
+                        "v=$(cat lib/value.txt)\nawk 'BEGIN { for (i = 0; i < 3e7; ++i) s += i }'\n"
+                        "echo \"figure: $v\"\n"));
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  const eval::CpuSnapshot before = eval::TakeCpuSnapshot();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  if (eval::LoadBetween(before, eval::TakeCpuSnapshot()).others > 0.1)
+    GTEST_SKIP() << "the machine is busy: a run's load could not be told from its own";
+  suite::Task task = LoadWith("lower");
+  Profile p = Evaluate(task, Files("3"));
+  ASSERT_EQ(p.status, Verdict::kOk) << p.message;
+  EXPECT_LT(p.other_load, 0.5 / cores) << p.conditions;
+  EXPECT_FALSE(p.disturbed) << p.conditions;
 }
 
 // The original code base is never written, and the tests and the benchmark

@@ -78,6 +78,7 @@ class CodeTarget : public targets::Target {
   struct BenchRun {
     double cost = 0;        ///< of the figure it printed (lower is better)
     double other_load = 0;  ///< share of the machine other processes used while it ran
+    double wall = 0;        ///< the benchmark command's wall time, timed from outside
   };
   /// One run of the benchmark; nothing when the candidate failed (its verdict
   /// is then in the profile); an Error when the engine did.
