@@ -206,7 +206,7 @@ TEST_F(CodeTargetTest, AComparisonReusesTheCopiesEvaluationsBuilt) {
 // from its file, the work taking the same time whatever it says) claims 4x
 // while the command, timed from outside, runs no faster: suspect, not a gain.
 TEST_F(CodeTargetTest, AFigureTheCommandsOwnTimeBeliesIsSuspect) {
-  ASSERT_TRUE(WriteFile(base_ + "/bench.sh", "v=$(cat lib/value.txt)\nsleep 0.08\necho \"figure: $v\"\n"));
+  ASSERT_TRUE(WriteFile(base_ + "/bench.sh", "v=$(cat lib/value.txt)\nsleep 0.2\necho \"figure: $v\"\n"));
   suite::Task task = LoadWith("lower");
   targets::EvalRequest a{&task, "bench", {Files("4"), "a", {}}}, b{&task, "bench", {Files("1"), "b", {}}};
   auto paired = target_.Compare(a, b);
@@ -234,6 +234,28 @@ TEST_F(CodeTargetTest, TheBenchmarksOwnWorkIsNotCountedAsOtherProcesses) {
   ASSERT_EQ(p.status, Verdict::kOk) << p.message;
   EXPECT_LT(p.other_load, 0.5 / cores) << p.conditions;
   EXPECT_FALSE(p.disturbed) << p.conditions;
+}
+
+// A library that computes one thing under the tests and another under the
+// benchmark (here: the benchmark reports what a file of the candidate's says)
+// passes the tests; the benchmark's digest of its result, on the same input
+// as its parent's run, tells: wrong_answer. Equal digests compare as usual.
+TEST_F(CodeTargetTest, ADigestUnlikeTheParentsOnTheSameInputIsAWrongAnswer) {
+  ASSERT_TRUE(WriteFile(base_ + "/bench.sh",
+                        "v=$(cat lib/value.txt)\nsleep $(awk -v v=\"$v\" 'BEGIN { print v / 50 }')\n"
+                        "echo \"figure: $v\"\necho \"digest: $(cat lib/result.txt 2>/dev/null || echo \"$ACCELOPT_SEED\")\"\n"));
+  suite::Task task = LoadWith("lower", "../../project", "  digest: {regex: 'digest: (\\w+)'}\n");
+  ASSERT_FALSE(task.code.digest.empty());
+  targets::EvalRequest a{&task, "bench", {Files("4"), "a", {}}}, b{&task, "bench", {Files("2"), "b", {}}};
+  auto same = target_.Compare(a, b);
+  ASSERT_TRUE(same && same->speedup) << (same ? same->b.message : same.error().message);
+  EXPECT_EQ(same->b.status, Verdict::kOk) << same->b.message;
+  b.candidate.source = FormatFiles({{"lib/value.txt", "2\n"}, {"lib/result.txt", "fast\n"}});
+  auto other = target_.Compare(a, b);
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_FALSE(other->speedup);
+  EXPECT_EQ(other->b.status, Verdict::kWrongAnswer) << other->b.message;
+  EXPECT_NE(other->b.message.find("result digest was 'fast'"), std::string::npos) << other->b.message;
 }
 
 // The original code base is never written, and the tests and the benchmark

@@ -320,7 +320,8 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
     return f.Fail("code", *code, "expected a mapping (path or repo, files, build, test, bench, metric)");
   static const std::vector<std::string> known = {"path",     "repo",        "commit",       "files",
                                                  "language", "build",       "test",         "bench",
-                                                 "metric",   "repetitions", "noise_margin", "timeout_seconds"};
+                                                 "metric",   "digest",      "repetitions",  "noise_margin",
+                                                 "timeout_seconds"};
   for (const auto& item : *code)
     if (std::find(known.begin(), known.end(), item.first.Scalar()) == known.end())
       return f.Fail("code." + item.first.Scalar(), item.first,
@@ -406,6 +407,24 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
   if (direction->Scalar() != "lower" && direction->Scalar() != "higher")
     return f.Fail("code.metric.direction", *direction, "expected 'lower' or 'higher' (which is better)");
   m.higher_is_better = direction->Scalar() == "higher";
+  if (const YAML::Node digest = (*code)["digest"]; digest.IsDefined() && !digest.IsNull()) {
+    if (!digest.IsMap()) return f.Fail("code.digest", digest, "expected a mapping with 'regex' or 'json'");
+    for (const auto& item : digest)
+      if (item.first.Scalar() != "regex" && item.first.Scalar() != "json")
+        return f.Fail("code.digest." + item.first.Scalar(), item.first, "unknown field (known: regex, json)");
+    for (auto [key, slot] : {std::pair{"regex", &spec.digest.regex}, std::pair{"json", &spec.digest.json_path}})
+      if (const YAML::Node node = digest[key]; node.IsDefined() && !node.IsNull()) {
+        auto value = f.Scalar(node, std::string("code.digest.") + key);
+        if (!value) return value.error();
+        *slot = *value;
+      }
+    if (spec.digest.regex.empty() == spec.digest.json_path.empty())
+      return f.Fail("code.digest", digest,
+                    "say where the benchmark prints its result's digest with exactly one of 'regex' or 'json'");
+    if (!spec.digest.regex.empty())
+      if (auto compiled = CompilePattern(spec.digest.regex); !compiled)
+        return f.Fail("code.digest.regex", digest["regex"], compiled.error().message);
+  }
   if (const YAML::Node node = (*code)["repetitions"]; node.IsDefined()) {
     auto value = f.Number(node, "code.repetitions");
     if (!value) return value.error();

@@ -87,6 +87,14 @@ struct CodeSpec {
   std::string test;   ///< the project's own tests: a failure is wrong_answer
   std::string bench;  ///< prints the metric
   MetricSpec metric;
+  /// Optional: where the benchmark prints a digest of its result (a checksum
+  /// of what the timed code computed), by the first group of a regex or a
+  /// dotted JSON path. Two runs on the same input must print the same one: a
+  /// child whose digest differs from its parent's is wrong_answer.
+  struct Digest {
+    std::string regex, json_path;
+    bool empty() const { return regex.empty() && json_path.empty(); }
+  } digest;
   int repetitions = 5;           ///< benchmark runs per candidate (and pairs per side-by-side comparison)
   double noise_margin = 0.02;    ///< a change counts as faster only beyond this fraction
   double timeout_seconds = 600;  ///< per command

@@ -396,6 +396,23 @@ TEST_F(CodeTaskFile, ErrorsNameTheField) {
             std::string::npos);
 }
 
+// The digest of the benchmark's result is read by exactly one of a regex
+// (RE2) or a JSON path; anything else is an error naming the field.
+TEST_F(CodeTaskFile, ADigestIsReadByARegexOrAJsonPath) {
+  std::string yaml = kCodeTask;
+  yaml += "  digest: {json: checksum}\n";
+  auto task = Load(yaml);
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->code.digest.json_path, "checksum");
+  EXPECT_TRUE(task->code.digest.regex.empty());
+  const std::string bench = "  bench: ./bench\n";
+  EXPECT_NE(ErrorFor(bench, bench + "  digest: {json: a, regex: b}\n").find("exactly one of 'regex' or 'json'"),
+            std::string::npos);
+  EXPECT_NE(ErrorFor(bench, bench + "  digest: {sha: a}\n").find("code.digest.sha"), std::string::npos);
+  EXPECT_NE(ErrorFor(bench, bench + "  digest: {regex: '(['}\n").find("code.digest.regex"), std::string::npos);
+  EXPECT_NE(ErrorFor(bench, bench + "  digest: checksum\n").find("code.digest"), std::string::npos);
+}
+
 // A commit beside a folder was once dropped without a word, and any language
 // was taken: both are errors naming the file, the field, its line and what is accepted.
 TEST_F(CodeTaskFile, ACommitBesideAPathAndAnUnknownLanguageAreErrors) {

@@ -79,6 +79,7 @@ class CodeTarget : public targets::Target {
     double cost = 0;        ///< of the figure it printed (lower is better)
     double other_load = 0;  ///< share of the machine other processes used while it ran
     double wall = 0;        ///< the benchmark command's wall time, timed from outside
+    std::string digest;     ///< of its result, where the task names one
   };
   /// One run of the benchmark; nothing when the candidate failed (its verdict
   /// is then in the profile); an Error when the engine did.

@@ -22,9 +22,11 @@ std::string Tail(const std::string& output) {
 // prints its figure); a runaway benchmark's output is not scanned whole.
 constexpr size_t kMaxScannedBytes = 4 << 20;
 
-Result<double> FromRegex(const std::string& output, const std::string& pattern) {
+// The last match of `pattern` in the output (its first group, else the whole
+// match); `what` names the pattern's owner in errors ("metric", "digest").
+Result<std::string> MatchText(const std::string& output, const std::string& pattern, const std::string& what) {
   auto re = CompilePattern(pattern);
-  if (!re) return Error{"the metric's regex '" + pattern + "': " + re.error().message};
+  if (!re) return Error{"the " + what + "'s regex '" + pattern + "': " + re.error().message};
   const std::string_view text =
       std::string_view(output).substr(output.size() > kMaxScannedBytes ? output.size() - kMaxScannedBytes : 0);
   // Every match in turn, the last kept: [0] the whole match, [1] the first group if any.
@@ -37,13 +39,18 @@ Result<double> FromRegex(const std::string& output, const std::string& pattern) 
     at = OffsetIn(text, match[0]) + std::max<size_t>(match[0].size(), 1);  // an empty match moves on by one
   }
   if (!found)
-    return Error{"no match for the metric's regex '" + pattern + "' in the benchmark's output" + Tail(output)};
+    return Error{"no match for the " + what + "'s regex '" + pattern + "' in the benchmark's output" + Tail(output)};
   const re2::StringPiece figure = groups > 1 && last[1].data() != nullptr ? last[1] : last[0];
-  const std::string number(figure.data(), figure.size());
+  return std::string(figure.data(), figure.size());
+}
+
+Result<double> FromRegex(const std::string& output, const std::string& pattern) {
+  auto number = MatchText(output, pattern, "metric");
+  if (!number) return number.error();
   char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (number.empty() || end == number.c_str())
-    return Error{"the metric's regex '" + pattern + "' matched '" + number.substr(0, 200) + "', which is not a number"};
+  const double value = std::strtod(number->c_str(), &end);
+  if (number->empty() || end == number->c_str())
+    return Error{"the metric's regex '" + pattern + "' matched '" + number->substr(0, 200) + "', which is not a number"};
   return value;
 }
 
@@ -53,7 +60,9 @@ std::optional<Json> ParseJson(const std::string& text) {
   return j;
 }
 
-Result<double> FromJson(const std::string& output, const std::string& path) {
+// The value at the dotted `path` of the output's JSON (the whole output, else
+// its last line that is JSON); `what` names its owner in errors.
+Result<Json> JsonAt(const std::string& output, const std::string& path, const std::string& what) {
   auto parsed = ParseJson(output);
   if (!parsed) {
     // A benchmark may print other lines before its JSON: the last line that is JSON.
@@ -65,7 +74,7 @@ Result<double> FromJson(const std::string& output, const std::string& path) {
       end = start == 0 ? 0 : start - 1;
     }
   }
-  if (!parsed) return Error{"the benchmark's output is not JSON (the metric is read at '" + path + "')" + Tail(output)};
+  if (!parsed) return Error{"the benchmark's output is not JSON (the " + what + " is read at '" + path + "')" + Tail(output)};
   const Json* node = &*parsed;
   std::string walked;
   size_t start = 0;
@@ -88,6 +97,12 @@ Result<double> FromJson(const std::string& output, const std::string& path) {
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
+  return *node;
+}
+
+Result<double> FromJson(const std::string& output, const std::string& path) {
+  auto node = JsonAt(output, path, "metric");
+  if (!node) return node.error();
   if (!node->is_number()) return Error{"the benchmark's JSON field '" + path + "' is not a number: " + node->dump()};
   return node->get<double>();
 }
@@ -109,6 +124,13 @@ Result<double> ReadMetric(const std::string& out, const std::string& err, const 
   auto from_err = ReadMetric(err, metric);
   if (from_err) return from_err;
   return Error{from_out.error().message + "\n(nor in its standard error: " + from_err.error().message + ")"};
+}
+
+Result<std::string> ReadDigest(const std::string& output, const suite::CodeSpec::Digest& digest) {
+  if (!digest.regex.empty()) return MatchText(output, digest.regex, "digest");
+  auto node = JsonAt(output, digest.json_path, "digest");
+  if (!node) return node.error();
+  return node->is_string() ? node->get<std::string>() : node->dump();
 }
 
 }  // namespace accelopt::code

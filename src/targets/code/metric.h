@@ -17,4 +17,9 @@ Result<double> ReadMetric(const std::string& output, const suite::MetricSpec& me
 /// (where tools such as `time` write); an Error says what both lacked.
 Result<double> ReadMetric(const std::string& out, const std::string& err, const suite::MetricSpec& metric);
 
+/// The digest of its result a benchmark printed (CodeSpec::digest), as text:
+/// the last match of the regex (its first group, else the whole match), or
+/// the value at the JSON path. An Error says what was missing.
+Result<std::string> ReadDigest(const std::string& output, const suite::CodeSpec::Digest& digest);
+
 }  // namespace accelopt::code
