@@ -51,27 +51,6 @@ Result<eval::SandboxOutcome> Program(std::vector<std::string> argv, const fs::pa
   return outcome;
 }
 
-// Why a task's commands cannot be confined here ("" when they can): bubblewrap
-// must be installed and able to make its namespaces (an unprivileged
-// container may refuse). Tried once.
-const std::string& ConfinementProblem() {
-  static const std::string problem = [] {
-    const std::string bwrap = FindProgram("bwrap"), truth = FindProgram("true");
-    if (bwrap.empty()) return std::string("bubblewrap (bwrap) is not installed");
-    eval::SandboxRequest r;
-    r.argv = {bwrap,           "--ro-bind",     "/",           "/",          "--dev",
-              "/dev",          "--proc",        "/proc",       "--unshare-net", "--unshare-ipc",
-              "--unshare-pid", "--as-pid-1",    "--die-with-parent", truth};
-    r.limits.wall_seconds = 30;
-    r.limits.address_space_bytes = 0;
-    auto o = eval::RunSandboxed(r);
-    if (!o) return "bwrap could not run: " + o.error().message;
-    if (!o->exited_cleanly()) return "bwrap cannot make its namespaces here: " + eval::TruncateLog(o->err, 300);
-    return std::string();
-  }();
-  return problem;
-}
-
 // `argv` (its program's full path first) confined by bubblewrap: the whole
 // file system read-only (the original code base, the engine's files and
 // everything else), `writable` folders writable, no network, no other
@@ -89,6 +68,24 @@ std::vector<std::string> Confined(std::vector<std::string> argv, const fs::path&
                          "--die-with-parent", "--new-session", "--chdir", dir.string()});
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
+}
+
+// Why a task's commands cannot be confined here ("" when they can): bubblewrap
+// must be installed and able to make its namespaces (an unprivileged
+// container may refuse). Tried once.
+const std::string& ConfinementProblem() {
+  static const std::string problem = [] {
+    if (FindProgram("bwrap").empty()) return std::string("bubblewrap (bwrap) is not installed");
+    eval::SandboxRequest r;
+    r.argv = Confined({FindProgram("true")}, "/", {});  // exactly as the commands will be confined
+    r.limits.wall_seconds = 30;
+    r.limits.address_space_bytes = 0;
+    auto o = eval::RunSandboxed(r);
+    if (!o) return "bwrap could not run: " + o.error().message;
+    if (!o->exited_cleanly()) return "bwrap cannot make its namespaces here: " + eval::TruncateLog(o->err, 300);
+    return std::string();
+  }();
+  return problem;
 }
 
 // A random seed for one run of a task's command.
@@ -145,11 +142,9 @@ Result<std::vector<fs::path>> FilesToCopy(const fs::path& base) {
   return files;
 }
 
-Status CopyCodeBase(const fs::path& base, const fs::path& to) {
-  auto files = FilesToCopy(base);
-  if (!files) return files.error();
+Status CopyCodeBase(const fs::path& base, const std::vector<fs::path>& files, const fs::path& to) {
   std::error_code ec;
-  for (const fs::path& rel : *files) {
+  for (const fs::path& rel : files) {
     const fs::path from = base / rel;
     if (!fs::exists(fs::symlink_status(from, ec))) continue;  // deleted but still tracked
     fs::create_directories((to / rel).parent_path(), ec);
@@ -329,13 +324,11 @@ std::string ConfinementText() {
          "): the commands ran as the engine's user with the machine writable, so this result is not trusted";
 }
 
-// The first file of the original code base outside the candidate's files
+// The first of the original code base's `files` outside the candidate's
 // (`globs`) whose copy in `root` differs or is gone: "" when none.
-Result<std::string> ChangedOriginalFile(const fs::path& base, const fs::path& root,
-                                        const std::vector<std::string>& globs) {
-  auto files = FilesToCopy(base);
-  if (!files) return files.error();
-  for (const fs::path& rel : *files) {
+std::string ChangedOriginalFile(const fs::path& base, const std::vector<fs::path>& files, const fs::path& root,
+                                const std::vector<std::string>& globs) {
+  for (const fs::path& rel : files) {
     if (PathProblem(rel.string(), globs).empty()) continue;  // the candidate's to change
     std::error_code ec;
     const fs::path from = base / rel, to = root / rel;
@@ -376,7 +369,9 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
   p->dir = std::move(*dir);
   p->root = p->dir->path() / "src";
   if (options_.keep_work) p->profile.work_dir = p->root.string();
-  if (auto s = CopyCodeBase(*base, p->root); !s) return s.error();
+  auto base_files = FilesToCopy(*base);
+  if (!base_files) return base_files.error();
+  if (auto s = CopyCodeBase(*base, *base_files, p->root); !s) return s.error();
   if (auto s = WriteCandidateFiles(p->root, *files); !s) return s.error();
 
   if (!spec.build.empty()) {
@@ -392,10 +387,9 @@ Result<std::unique_ptr<CodeTarget::Prepared>> CodeTarget::Prepare(const targets:
     if (p->profile.compile_log.find("warning") == std::string::npos) p->profile.compile_log.clear();
     // The tests and the benchmark are the original's: a build that changed one
     // (or any file outside the candidate's) would decide its own verdict.
-    auto changed = ChangedOriginalFile(*base, p->root, spec.files);
-    if (!changed) return changed.error();
-    if (!changed->empty())
-      return fail(Verdict::kForbidden, "the build changed " + *changed +
+    const std::string changed = ChangedOriginalFile(*base, *base_files, p->root, spec.files);
+    if (!changed.empty())
+      return fail(Verdict::kForbidden, "the build changed " + changed +
                                            ", a file of the code base outside the candidate's files: the tests and "
                                            "the benchmark must run as the original has them");
   }
@@ -594,10 +588,10 @@ Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a,
         run[k] = **c;
     }
     if (!ok) break;
-    // The same input: the same result. The parent's digest stands (it passed
-    // this check against its own parent, back to the original code base).
     const BenchRun& of_a = first == pa->get() ? run[0] : run[1];
     const BenchRun& of_b = first == pa->get() ? run[1] : run[0];
+    // The same input: the same result. The parent's digest stands (it passed
+    // this check against its own parent, back to the original code base).
     if (of_a.digest != of_b.digest) {
       Profile& pb_profile = (*pb)->profile;
       pb_profile.status = Verdict::kWrongAnswer;
@@ -615,10 +609,10 @@ Result<targets::PairedResult> CodeTarget::Compare(const targets::EvalRequest& a,
       continue;
     }
     if (r++ == 0) continue;
-    ca.push_back(first == pa->get() ? run[0].cost : run[1].cost);
-    cb.push_back(first == pa->get() ? run[1].cost : run[0].cost);
-    wa.push_back(first == pa->get() ? run[0].wall : run[1].wall);
-    wb.push_back(first == pa->get() ? run[1].wall : run[0].wall);
+    ca.push_back(of_a.cost);
+    cb.push_back(of_b.cost);
+    wa.push_back(of_a.wall);
+    wb.push_back(of_b.wall);
     loads.push_back(worse.other_load);
   }
   if (ok) {
