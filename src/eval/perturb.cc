@@ -39,8 +39,6 @@ inline uint32_t Perturbed(uint32_t bits, long i, MaskKey key, uint32_t flippable
 
 }  // namespace
 
-uint64_t CallSeed(uint64_t seed, uint64_t call) { return SplitMix64(seed ^ SplitMix64(call + 0x7f4a7c15ULL)); }
-
 void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stream, uint32_t bits) {
   PerturbRange(base, out, 0, n, seed, stream, bits);
 }

@@ -35,7 +35,4 @@ void Perturb(const float* base, float* out, long n, uint64_t seed, uint64_t stre
 void PerturbRange(const float* base, float* out, long begin, long end, uint64_t seed, uint64_t stream,
                   uint32_t bits = kMantissaLow20);
 
-/// The seed of timed call `call` of an evaluation whose timed calls draw from `seed`.
-uint64_t CallSeed(uint64_t seed, uint64_t call);
-
 }  // namespace accelopt::eval

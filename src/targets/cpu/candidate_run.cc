@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
-#include <random>
 
 #include "core/clock.h"
 #include "eval/calls.h"
