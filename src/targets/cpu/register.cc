@@ -74,10 +74,7 @@ Result<CpuTargetOptions> OptionsFor(const targets::TargetSettings& settings,
     // Only `accelopt calibrate` writes the saved profile; an evaluation tells.
     const auto say = settings.say;
     options.on_beyond_calibration = [say](const PeakEvidence& e) {
-      say(
-          fmt::format("note: kernel {} ({}) measured this machine's {} at {:.4g}, beyond the calibrated {:.4g}: "
-                      "run `accelopt calibrate` on an idle machine to confirm; scores stay against the calibration",
-                      e.kernel_hash, e.task, e.figure, e.value, e.previous));
+      say(eval::BeyondCalibrationNote(e, "machine", "accelopt calibrate"));
     };
   }
   // Every target that runs kernels on this machine's cores takes its options

@@ -572,10 +572,7 @@ Result<CudaTargetOptions> OptionsFor(const targets::TargetSettings& settings, co
   // Only `accelopt calibrate` writes the saved profile; an evaluation tells.
   const auto say = settings.say;
   options.on_beyond_calibration = [say](const eval::PeakEvidence& e) {
-    say(fmt::format(
-        "note: kernel {} ({}) measured this GPU's {} at {:.4g}, beyond the calibrated {:.4g}: run "
-        "`accelopt calibrate --target cuda` on an idle GPU to confirm; scores stay against the calibration",
-        e.kernel_hash, e.task, e.figure, e.value, e.previous));
+    say(eval::BeyondCalibrationNote(e, "GPU", "accelopt calibrate --target cuda"));
   };
   return options;
 }
