@@ -320,7 +320,7 @@ class ExternalTarget : public targets::Target {
   /// the evaluator says (docs/trust.md); not trusted, every ok says so.
   void Trust(bool trusted, std::string isolation) {
     trusted_ = trusted;
-    isolation_ = isolation.empty() ? "the evaluator does not say that it isolates kernels" : std::move(isolation);
+    isolation_ = isolation.empty() ? kUnstatedIsolation : std::move(isolation);
   }
 
   /// Samples and pairs are figures of this metric, not seconds.
@@ -512,7 +512,8 @@ class ExternalTarget : public targets::Target {
   bool serve_ = false;
   bool compares_ = false;
   bool trusted_ = false;
-  std::string isolation_ = "the evaluator does not say that it isolates kernels";
+  static constexpr const char* kUnstatedIsolation = "the evaluator does not say that it isolates kernels";
+  std::string isolation_ = kUnstatedIsolation;
   std::optional<suite::MetricSpec> metric_;
   mutable std::unique_ptr<ServedProcess> served_;
 };
