@@ -10,6 +10,7 @@ packages=(
   libre2-dev   # every regex over a model's, a kernel's or a tool's text: linear time
   libssl-dev   # SHA-256 (libcrypto) for content identity
   python3  # the Python evaluator (evaluators/python), run by the tests
+  bubblewrap  # confines the build, test and benchmark commands of code tasks
 )
 
 # `scripts/setup.sh fuzz`: also clang with libFuzzer, and its OpenMP runtime.
