@@ -16,7 +16,7 @@
 #include "eval/harness_buffers.h"
 #include "eval/perturb.h"
 #include "eval/streaming.h"
-#include "eval/trapped_calls.h"
+#include "eval/system_calls.h"
 
 namespace accelopt::eval {
 namespace {
@@ -203,7 +203,7 @@ bool DescribeFailure(const ProcessFailure& failure, const KernelProcess& process
   if (r.kind == ReportKind::kForbiddenCall || o.term_signal == SIGSYS) {
     verdict = Verdict::kForbidden;
     message = "the kernel made a forbidden system call (" +
-              (r.kind == ReportKind::kForbiddenCall ? DescribeTrappedCall(r.syscall)
+              (r.kind == ReportKind::kForbiddenCall ? DescribeRefusedCall(r.syscall)
                                                     : std::string("blocked while signals were blocked")) +
               ")" + at;
     return true;

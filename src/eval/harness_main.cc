@@ -14,10 +14,12 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,11 +27,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <cstdint>
 #include <utility>
 
 #include "eval/harness_buffers.h"
 #include "eval/protocol.h"
-#include "eval/trapped_calls.h"
+#include "eval/system_calls.h"
 
 namespace protocol = accelopt::eval::protocol;
 
@@ -93,56 +96,69 @@ bool InstallSignalHandlers() {
 
 // ------------------------------------------------------------ process rules
 
-// Two filters, both trapping (SIGSYS -> "forbidden"); eval/trapped_calls.h
-// lists the calls. The first goes in before the kernel's library is loaded,
-// since its constructors run then: no new processes or programs, sockets,
-// signals to or memory of other processes, no signal handlers or timers, no
-// changes to files, limits, scheduling or the machine, and files only opened
-// for reading (the loader opens the library and what it needs). Threads are
-// allowed: clone with CLONE_THREAD passes; clone3 answers ENOSYS so that the C
-// library falls back to clone, whose flags a filter can inspect. The second,
-// once the library is loaded, closes files altogether (a kernel computes on
-// its arguments only) and refuses executable memory (patching code, the
-// harness's included).
+// Two filters, both trapping (SIGSYS -> "forbidden"). The first, an allowlist
+// (eval/system_calls.h), goes in before the kernel's library is loaded, since
+// its constructors run then: every call it does not name is refused, however
+// new or obscure. Some pass only with some arguments: clone with CLONE_THREAD
+// (a thread; clone3 answers ENOSYS so that the C library falls back to clone,
+// whose flags a filter can inspect), tgkill to this process, rt_sigaction and
+// prlimit64 reading only, open and openat for reading only, ioctl for the
+// terminal query only. The second, once the library is loaded, closes files
+// altogether (a kernel computes on its arguments only) and refuses executable
+// memory (patching code, the harness's included).
 using SeccompRules = int (*)(scmp_filter_ctx);
 
-bool LoadFilter(SeccompRules rules) {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+bool LoadFilter(uint32_t default_action, SeccompRules rules) {
+  scmp_filter_ctx ctx = seccomp_init(default_action);
   if (!ctx) return false;
-  int rc = rules(ctx);
+  // The first filter set no_new_privs, and prctl is not among the allowed calls.
+  int rc = default_action == SCMP_ACT_ALLOW ? seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) : 0;
+  rc |= rules(ctx);
   if (rc == 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);
   return rc == 0;
 }
 
-int ProcessRules(scmp_filter_ctx ctx) {
-  int rc = 0;
-  for (const auto& call : accelopt::eval::TrappedCalls())
-    if (call.when == accelopt::eval::TrappedCall::kAlways)
-      rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, static_cast<int>(call.number), 0);
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-  // Signals: to this process only (raise(), abort() and the stop after each command use tgkill on it).
-  const auto self = static_cast<scmp_datum_t>(getpid());
-  for (int call : {SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)})
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_A0(SCMP_CMP_NE, self));
-  // Handlers may be read (argument 1, the new action, null), not installed.
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_sigaction), 1, SCMP_A1(SCMP_CMP_NE, 0));
-  // Limits may be read (argument 2, the new limit, null), not set.
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_NE, 0));
-  // Opening for writing or creating: flags are argument 1 of open, 2 of openat.
-  for (auto [call, arg] : {std::pair{SCMP_SYS(open), 1u}, std::pair{SCMP_SYS(openat), 2u}}) {
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY));
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_RDWR));
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC));
+// Adds the rule for one allowed call; a call this architecture does not have
+// (open on arm64) is skipped.
+int Allow(scmp_filter_ctx ctx, const accelopt::eval::AllowedCall& call) {
+  using W = accelopt::eval::AllowedCall::When;
+  const int nr = seccomp_syscall_resolve_name(call.name);
+  if (nr == __NR_SCMP_ERROR || nr < 0) return 0;
+  switch (call.when) {
+    case W::kAlways:
+    case W::kNoExecAfterLoad:  // the second filter refuses PROT_EXEC
+      return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+    case W::kThreadsOnly:
+      return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+    case W::kItselfOnly:
+      return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(getpid())));
+    case W::kReadingOnly: {  // the new value: argument 1 of rt_sigaction, 2 of prlimit64
+      const unsigned arg = std::strcmp(call.name, "prlimit64") == 0 ? 2 : 1;
+      return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_CMP(arg, SCMP_CMP_EQ, 0));
+    }
+    case W::kReadOnlyOpen: {  // the flags: argument 1 of open, 2 of openat
+      const unsigned arg = std::strcmp(call.name, "open") == 0 ? 1 : 2;
+      return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+                              SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY));
+    }
+    case W::kTerminalQuery:
+      return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
+    case W::kNarrowingOnly:  // the second filter refuses it altogether
+      return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER));
   }
+  return -EINVAL;
+}
+
+int ProcessRules(scmp_filter_ctx ctx) {
+  int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  for (const auto& call : accelopt::eval::AllowedCalls()) rc |= Allow(ctx, call);
   return rc;
 }
 
-// After loading: executable memory and files are over.
+// After loading: executable memory, files and changes to the filter are over.
 int LoadedRules(scmp_filter_ctx ctx) {
-  int rc = 0;
+  int rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(seccomp), 0);
   for (int call : {SCMP_SYS(open), SCMP_SYS(openat)}) rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, call, 0);
   // The protection is argument 2 of mmap, mprotect and pkey_mprotect.
   for (int call : {SCMP_SYS(mmap), SCMP_SYS(mprotect), SCMP_SYS(pkey_mprotect)})
@@ -260,7 +276,7 @@ int main(int argc, char**) {
     return Report(protocol::ReportKind::kSetupFailed, "cannot install signal handlers"), 5;
   if (!MapArguments(spec, args, g_control->layout))
     return Report(protocol::ReportKind::kSetupFailed, "cannot map the kernel's arguments"), 5;
-  if (spec.seccomp && !LoadFilter(ProcessRules))
+  if (spec.seccomp && !LoadFilter(SCMP_ACT_TRAP, ProcessRules))
     return Report(protocol::ReportKind::kSetupFailed, "cannot install the system-call filter"), 6;
 
   AnyFn fn = nullptr;
@@ -284,7 +300,7 @@ int main(int argc, char**) {
           Report(protocol::ReportKind::kLoadFailed, message);
           _exit(4);
         }
-        if (spec.seccomp && !LoadFilter(LoadedRules))
+        if (spec.seccomp && !LoadFilter(SCMP_ACT_ALLOW, LoadedRules))
           return Report(protocol::ReportKind::kSetupFailed, "cannot tighten the system-call filter"), 6;
         break;
       }

@@ -16,10 +16,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <string_view>
 
 #include "core/clock.h"
+#include "eval/cgroup.h"
 
 extern char** environ;
 
@@ -46,6 +48,29 @@ bool InheritedWhenIsolated(std::string_view entry) {
   return false;
 }
 
+// Whether the engine's user namespace holds every uid a sandbox may take
+// (kSandboxUidBase and the 65535 after it): the initial namespace does; a
+// container's often maps only some thousands, and there a switch to an
+// unmapped uid fails.
+bool SandboxUidsMapped() {
+  static const bool mapped = [] {
+    std::ifstream in("/proc/self/uid_map");
+    for (unsigned long inside, outside, count; in >> inside >> outside >> count;)
+      if (inside <= kSandboxUidBase && inside + count >= kSandboxUidBase + 0x10000ul) return true;
+    return false;
+  }();
+  return mapped;
+}
+
+// Writes a whole small file (async-signal-safe: open, write, close).
+bool WriteFile(const char* path, const std::string& text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
 // Everything the child needs, prepared before fork: after fork only
 // async-signal-safe calls are allowed.
 struct ChildPlan {
@@ -57,6 +82,10 @@ struct ChildPlan {
   std::vector<int> inherit;
   bool isolate = false;   // own namespaces, where the machine allows them
   bool own_user = false;  // and a user of its own (the engine runs as root)
+  bool user_namespace = false;  // or one of a user namespace of its own
+  std::string uid_map, gid_map;  // that namespace's maps, prepared before fork
+  std::vector<std::string> cgroup_files;  // the cgroup.procs files to enter, where a group was made
+  std::vector<const char*> cgroup_paths;
 };
 
 ChildPlan Plan(const SandboxRequest& request) {
@@ -72,7 +101,10 @@ ChildPlan Plan(const SandboxRequest& request) {
 
   plan.inherit = request.inherit_fds;
   plan.isolate = request.isolate;
-  plan.own_user = request.isolate && geteuid() == 0;
+  plan.own_user = request.isolate && geteuid() == 0 && SandboxUidsMapped();
+  plan.user_namespace = request.isolate && !plan.own_user;
+  plan.uid_map = std::to_string(kSandboxUidBase) + " " + std::to_string(geteuid()) + " 1\n";
+  plan.gid_map = std::to_string(kSandboxUidBase) + " " + std::to_string(getegid()) + " 1\n";
   CPU_ZERO(&plan.cpus);
   for (int cpu : request.cpus) CPU_SET(cpu, &plan.cpus), plan.pin = true;
   const SandboxLimits& l = request.limits;
@@ -93,13 +125,14 @@ constexpr size_t kMaxInherited = 8;
 // went well): a step that failed (the child did not start) or an isolation
 // step the machine refused (the child went on without it).
 struct StartMessage {
-  enum Kind : int { kFailed, kRefused } kind;
+  enum Kind : int { kFailed, kRefused, kNoCgroup } kind;
   int step;  // index into kStartSteps or kIsolationSteps
   int error;
 };
 constexpr const char* kStartSteps[] = {"redirect stdio", "enter the working directory", "pin to the cores", "execute",
                                        "take a user of its own"};
-constexpr const char* kIsolationSteps[] = {"namespaces of its own (PID, IPC, mount, network)", "a /proc of its own"};
+constexpr const char* kIsolationSteps[] = {"namespaces of its own (PID, IPC, mount, network)", "a /proc of its own",
+                                           "a user namespace of its own (mapping its user)"};
 
 // The isolated child's processes, as the engine's PID namespace numbers them.
 struct ChildPids {
@@ -177,19 +210,37 @@ pid_t CloneProcess(unsigned long flags) { return static_cast<pid_t>(syscall(SYS_
                                 int pids_fd) {
   // Each child its own user: the sibling in a comparison runs as another.
   const uid_t uid = plan.own_user ? kSandboxUidBase + (static_cast<unsigned>(getpid()) & 0xffffu) : 0;
-  if (unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWNET) != 0) {
+  // Into its control group first: the init and the child (and all they start) are counted there.
+  if (!plan.cgroup_paths.empty() &&
+      !EnterCgroup(plan.cgroup_paths.data(), static_cast<int>(plan.cgroup_paths.size())))
+    Send(start_fd, StartMessage::kNoCgroup, 0);
+  const int user = plan.user_namespace ? CLONE_NEWUSER : 0;
+  if (unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWNET | user) != 0) {
     Send(start_fd, StartMessage::kRefused, 0);
     ChildPids pids{getpid(), 0};
     if (write(pids_fd, &pids, sizeof pids) != sizeof pids) _exit(127);
     close(pids_fd);
     ExecChild(plan, workdir, out_fd, err_fd, start_fd, /*own_proc=*/false, uid);
   }
+  // In a user namespace of its own it becomes kSandboxUidBase there (the
+  // engine's user outside); it keeps the namespace's capabilities until it
+  // executes (to mount its /proc), and loses them then, not being its root.
+  // Its maps in /proc/self belong to root while it is not dumpable (an engine
+  // that changed its user, or made itself so): this process is the engine's
+  // own, and nothing of the kernel can see it from the new PID namespace.
+  if (user) prctl(PR_SET_DUMPABLE, 1);
+  if (user && !(WriteFile("/proc/self/setgroups", "deny") && WriteFile("/proc/self/uid_map", plan.uid_map) &&
+                WriteFile("/proc/self/gid_map", plan.gid_map)))
+    Send(start_fd, StartMessage::kRefused, 2);
   ChildPids pids;
   pids.init = CloneProcess(CLONE_PARENT);
   if (pids.init == 0) {
     // PID 1 of the namespace: holds it open and idles; the engine kills it
     // after the child, which ends whatever else is left there.
+    // Not dumpable: it is a copy of the engine's memory, and in a user
+    // namespace the child's user outside is its own.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_DUMPABLE, 0);
     syscall(SYS_close_range, 0, ~0U, 0);
     for (;;) pause();
   }
@@ -210,6 +261,22 @@ Result<std::unique_ptr<SandboxedProcess>> SandboxedProcess::Start(const SandboxR
   if (request.argv.empty()) return Error{"sandbox: empty command"};
   if (request.inherit_fds.size() > kMaxInherited) return Error{"sandbox: too many inherited descriptors"};
   ChildPlan plan = Plan(request);
+  std::unique_ptr<SandboxCgroup> cgroup;
+  std::string limits_note;
+  if (request.isolate) {
+    CgroupLimits limits;
+    limits.memory_bytes = request.limits.address_space_bytes;
+    limits.max_tasks = request.limits.max_processes > 0 ? request.limits.max_processes : kSandboxDefaultTasks;
+    limits.cpus = request.cpus;
+    if (auto made = SandboxCgroup::Create(limits)) {
+      cgroup = std::move(*made);
+      plan.cgroup_files = cgroup->procs_files();
+      for (const auto& f : plan.cgroup_files) plan.cgroup_paths.push_back(f.c_str());
+      limits_note = cgroup->description();
+    } else {
+      limits_note = "per process (rlimits): " + made.error().message;
+    }
+  }
   std::array<int, 2> pipes[4];  // stdout, stderr, start messages, the isolated child's pids
   for (auto& p : pipes)
     if (pipe2(p.data(), O_CLOEXEC) != 0) return Error{std::string("sandbox: pipe: ") + std::strerror(errno)};
@@ -270,16 +337,25 @@ Result<std::unique_ptr<SandboxedProcess>> SandboxedProcess::Start(const SandboxR
       failed = message;
       break;
     }
+    if (message.kind == StartMessage::kNoCgroup) {
+      limits_note = "per process (rlimits): could not enter its control group: " + std::string(std::strerror(message.error));
+      cgroup.reset();
+      continue;
+    }
     refused +=
         std::string(refused.empty() ? "" : "; ") + kIsolationSteps[message.step] + ": " + std::strerror(message.error);
   }
   close_all();
   if (plan.isolate) {
     child->isolation_.namespaces = child->init_ > 0 && refused.find(kIsolationSteps[1]) == std::string::npos;
-    child->isolation_.own_user = plan.own_user;
-    if (!plan.own_user)
-      refused += std::string(refused.empty() ? "" : "; ") + "a user of its own: the engine does not run as root";
+    const bool mapped = refused.find(kIsolationSteps[2]) == std::string::npos;
+    child->isolation_.own_user = plan.own_user || (plan.user_namespace && child->isolation_.namespaces && mapped);
+    child->isolation_.user_namespace = plan.user_namespace && child->isolation_.own_user;
+    if (!child->isolation_.own_user && refused.empty())
+      refused = "a user of its own: the machine refused a user namespace";
     child->isolation_.refused = refused;
+    child->isolation_.limits = limits_note;
+    child->cgroup_ = std::move(cgroup);
   }
   if (failed) {
     child->Wait();
@@ -296,6 +372,7 @@ SandboxedProcess::~SandboxedProcess() {
     Wait();
   }
   EndNamespace();
+  EndCgroup();
   for (auto& s : streams_)
     if (s.fd >= 0) close(s.fd);
   if (pidfd_ >= 0) close(pidfd_);
@@ -345,6 +422,9 @@ void SandboxedProcess::EndNamespace() {
   init_ = -1;
 }
 
+// Removed once every process in it is gone (after EndNamespace).
+void SandboxedProcess::EndCgroup() { cgroup_.reset(); }
+
 SandboxOutcome SandboxedProcess::Wait() {
   if (reaped_) return outcome_;
   for (bool exited = false; !exited;) {
@@ -368,6 +448,7 @@ SandboxOutcome SandboxedProcess::Wait() {
   reaped_ = true;
   kill(-pid_, SIGKILL);  // stragglers the child may have left in its group
   EndNamespace();
+  EndCgroup();
   outcome_.wall_seconds = NowSeconds() - start_;
   DrainOutput();
   outcome_.cpu_seconds =

@@ -18,6 +18,8 @@
 
 namespace accelopt::eval {
 
+class SandboxCgroup;
+
 struct SandboxLimits {
   double wall_seconds = 60;             ///< killed (whole process group) after this
   double cpu_seconds = 0;               ///< RLIMIT_CPU; 0 = wall_seconds x cores + 1
@@ -34,15 +36,33 @@ struct SandboxLimits {
 /// trace or re-schedule the engine's processes, nor change the engine's files).
 struct SandboxIsolation {
   bool namespaces = false;  ///< own PID, IPC, mount and network namespaces, a fresh /proc
-  bool own_user = false;    ///< runs as `uid`, not as the engine's user
+  bool own_user = false;    ///< runs as a user of its own, without capabilities
+  /// That user is one of a user namespace of its own, mapped to the engine's
+  /// user outside (an engine that is not root, or root of a container whose
+  /// user namespace does not hold the sandbox's uids): the kernel can name
+  /// nothing outside its namespaces, but files the engine's user may read are
+  /// readable to it while it loads.
+  bool user_namespace = false;
   /// What the machine refused, in words ("" when fully isolated): the child
   /// still runs, and the caller must not call its results trusted.
   std::string refused;
+  /// How its memory, tasks and cores are limited: "cgroup v1 accelopt-12-0:
+  /// memory 2048 MiB, 256 tasks, cores 0" where a group of its own counts
+  /// everything its processes allocate, else "per process (rlimits): " and why
+  /// no group could be made. Not a condition of trust: the filter lets the
+  /// kernel's process start no other process, so its limits count it all.
+  std::string limits;
   bool full() const { return refused.empty(); }
 };
 
+/// The processes and threads an isolated child may have at once (its cgroup's
+/// pids.max) unless SandboxLimits::max_processes says otherwise.
+constexpr long kSandboxDefaultTasks = 512;
+
 /// The first uid the isolated children run as; each child takes
-/// kSandboxUidBase + its host pid modulo 65536 (no two running children share one).
+/// kSandboxUidBase + its host pid modulo 65536 (no two running children share
+/// one) where the engine is root of a user namespace that holds those uids;
+/// elsewhere it is kSandboxUidBase in a user namespace of its own.
 constexpr unsigned kSandboxUidBase = 0x7ff00000u;
 
 struct SandboxRequest {
@@ -54,8 +74,8 @@ struct SandboxRequest {
   std::vector<int> cpus;         ///< pin the child (and its threads) to these cores; empty = unchanged
   std::vector<int> inherit_fds;  ///< passed to the child as fds 3, 4, ... (at most 8)
   SandboxLimits limits;
-  /// Isolate the child (SandboxIsolation): its own namespaces and, where the
-  /// engine runs as root, its own user. What the machine refuses is said in
+  /// Isolate the child (SandboxIsolation): its own namespaces and its own
+  /// user (another uid where the engine runs as root, else a user namespace). What the machine refuses is said in
   /// SandboxedProcess::isolation(), never silently dropped.
   bool isolate = false;
 };
@@ -112,6 +132,7 @@ class SandboxedProcess {
  private:
   SandboxedProcess() = default;
   void EndNamespace();
+  void EndCgroup();
   struct Stream {
     int fd = -1;
     std::string* text = nullptr;
@@ -121,6 +142,7 @@ class SandboxedProcess {
   pid_t init_ = -1;  ///< the idle init of the child's PID namespace; killing it ends all there
   int pidfd_ = -1;
   SandboxIsolation isolation_;
+  std::unique_ptr<SandboxCgroup> cgroup_;  ///< its control group, where one could be made
   double start_ = 0, deadline_ = 0;
   size_t capture_bytes_ = 0;
   bool reaped_ = false;

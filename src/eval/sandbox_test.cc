@@ -4,6 +4,8 @@
 #include "eval/sandbox.h"
 
 #include <gtest/gtest.h>
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -99,6 +101,55 @@ TEST_F(Isolated, LeavesNoProcessBehind) {
   ASSERT_NE(fgets(line, sizeof line, ps), nullptr);
   pclose(ps);
   EXPECT_EQ(std::string(line), "0\n");
+}
+
+// An engine that is not root isolates its child in a user namespace of its
+// own, where the machine lets an ordinary user make one: a user of its own
+// there without capabilities, its own /proc, nothing of the engine in sight.
+// Run from a forked copy of this test that became an ordinary user.
+TEST(Sandbox, AnOrdinaryUsersChildGetsAUserNamespaceOfItsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to become an ordinary user in a forked copy";
+  auto allowed = RunSandboxed(SandboxRequest{
+      {"/bin/sh", "-c", "setpriv --reuid=65534 --regid=65534 --clear-groups unshare -r -p -f -i -n -m --mount-proc true"}});
+  if (!allowed.ok() || !allowed->exited_cleanly()) GTEST_SKIP() << "this machine refuses ordinary users a user namespace";
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  const pid_t engine = getpid();
+  const pid_t copy = fork();
+  ASSERT_GE(copy, 0);
+  if (copy == 0) {
+    close(out[0]);
+    if (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)
+      _exit(2);
+    SandboxRequest request;
+    request.argv = {"/bin/sh", "-c",
+                    "id -u; grep CapEff /proc/self/status; test ! -e /proc/" + std::to_string(engine) +
+                        " && echo hidden; cat /proc/1/environ >/dev/null 2>&1 || echo sealed"};
+    request.isolate = true;
+    request.workdir = "/";
+    auto child = SandboxedProcess::Start(request);
+    if (!child.ok()) _exit(3);
+    const SandboxIsolation isolation = (*child)->isolation();
+    const SandboxOutcome run = (*child)->Wait();
+    const std::string report = std::string(isolation.full() ? "full" : isolation.refused) + "|" +
+                               (isolation.user_namespace ? "userns" : "no-userns") + "|" + run.out;
+    ssize_t ignored = write(out[1], report.data(), report.size());
+    (void)ignored;
+    _exit(0);
+  }
+  close(out[1]);
+  std::string report;
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) report.append(buf, n);
+  close(out[0]);
+  int status = 0;
+  waitpid(copy, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the forked copy failed: " << status;
+  EXPECT_EQ(report.rfind("full|userns|", 0), 0u) << report;
+  EXPECT_NE(report.find(std::to_string(kSandboxUidBase) + "\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("CapEff:\t0000000000000000"), std::string::npos) << report;
+  EXPECT_NE(report.find("hidden"), std::string::npos) << report;
+  EXPECT_NE(report.find("sealed"), std::string::npos) << "its init, a copy of the engine, was readable: " << report;
 }
 
 // Not isolated unless asked: the engine's own tools (compilers) run as before.

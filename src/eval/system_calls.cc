@@ -1,114 +1,239 @@
-#include "eval/trapped_calls.h"
+#include "eval/system_calls.h"
 
-#include <sys/syscall.h>
+#include <seccomp.h>
+
+#include <cstdlib>
 
 namespace accelopt::eval {
 
-std::span<const TrappedCall> TrappedCalls() {
-  using W = TrappedCall::When;
-  static const TrappedCall calls[] = {
-      // Other processes and programs.
-      {SYS_fork, "fork", "create a process", W::kAlways},
-      {SYS_vfork, "vfork", "create a process", W::kAlways},
-      {SYS_clone, "clone", "create a process", W::kWithArguments},  // threads pass
-      {SYS_execve, "execve", "run a program", W::kAlways},
-      {SYS_execveat, "execveat", "run a program", W::kAlways},
-      {SYS_kill, "kill", "signal another process", W::kAlways},
-      {SYS_tkill, "tkill", "signal a thread by id", W::kAlways},
-      {SYS_tgkill, "tgkill", "signal another process", W::kWithArguments},  // its own pass
-      {SYS_rt_sigqueueinfo, "rt_sigqueueinfo", "signal another process", W::kWithArguments},
-      {SYS_rt_tgsigqueueinfo, "rt_tgsigqueueinfo", "signal another process", W::kWithArguments},
-      // Signal handlers and timers: nothing of the kernel may run on its own schedule.
-      {SYS_rt_sigaction, "rt_sigaction", "install a signal handler", W::kWithArguments},  // reading one passes
-      {SYS_timer_create, "timer_create", "create a timer", W::kAlways},
-      {SYS_timer_settime, "timer_settime", "arm a timer", W::kAlways},
-      {SYS_setitimer, "setitimer", "arm a timer", W::kAlways},
-      {SYS_alarm, "alarm", "arm a timer", W::kAlways},
-      {SYS_pidfd_open, "pidfd_open", "reach another process", W::kAlways},
-      {SYS_pidfd_send_signal, "pidfd_send_signal", "signal another process", W::kAlways},
-      {SYS_pidfd_getfd, "pidfd_getfd", "take another process's file", W::kAlways},
-      {SYS_ptrace, "ptrace", "trace another process", W::kAlways},
-      {SYS_process_vm_readv, "process_vm_readv", "read another process's memory", W::kAlways},
-      {SYS_process_vm_writev, "process_vm_writev", "write another process's memory", W::kAlways},
-      // Network.
-      {SYS_socket, "socket", "open a socket", W::kAlways},
-      {SYS_socketpair, "socketpair", "open a socket", W::kAlways},
-      {SYS_connect, "connect", "connect a socket", W::kAlways},
-      // Files: opened for reading while the library loads, not at all afterwards; never changed.
-      {SYS_open, "open", "open a file", W::kWithArguments},
-      {SYS_openat, "openat", "open a file", W::kWithArguments},
-      {SYS_openat2, "openat2", "open a file", W::kAlways},
-      {SYS_creat, "creat", "create a file", W::kAlways},
-      {SYS_name_to_handle_at, "name_to_handle_at", "open a file by handle", W::kAlways},
-      {SYS_open_by_handle_at, "open_by_handle_at", "open a file by handle", W::kAlways},
-      {SYS_io_uring_setup, "io_uring_setup", "asynchronous I/O, which these rules cannot see", W::kAlways},
-      {SYS_io_uring_enter, "io_uring_enter", "asynchronous I/O, which these rules cannot see", W::kAlways},
-      {SYS_io_uring_register, "io_uring_register", "asynchronous I/O, which these rules cannot see", W::kAlways},
-      {SYS_unlink, "unlink", "delete a file", W::kAlways},
-      {SYS_unlinkat, "unlinkat", "delete a file", W::kAlways},
-      {SYS_rmdir, "rmdir", "delete a folder", W::kAlways},
-      {SYS_rename, "rename", "rename a file", W::kAlways},
-      {SYS_renameat, "renameat", "rename a file", W::kAlways},
-      {SYS_renameat2, "renameat2", "rename a file", W::kAlways},
-      {SYS_mkdir, "mkdir", "create a folder", W::kAlways},
-      {SYS_mkdirat, "mkdirat", "create a folder", W::kAlways},
-      {SYS_mknod, "mknod", "create a file", W::kAlways},
-      {SYS_mknodat, "mknodat", "create a file", W::kAlways},
-      {SYS_link, "link", "link a file", W::kAlways},
-      {SYS_linkat, "linkat", "link a file", W::kAlways},
-      {SYS_symlink, "symlink", "link a file", W::kAlways},
-      {SYS_symlinkat, "symlinkat", "link a file", W::kAlways},
-      {SYS_chmod, "chmod", "change a file's permissions", W::kAlways},
-      {SYS_fchmodat, "fchmodat", "change a file's permissions", W::kAlways},
-      {SYS_chown, "chown", "change a file's owner", W::kAlways},
-      {SYS_lchown, "lchown", "change a file's owner", W::kAlways},
-      {SYS_fchownat, "fchownat", "change a file's owner", W::kAlways},
-      {SYS_truncate, "truncate", "change a file", W::kAlways},
-      {SYS_ftruncate, "ftruncate", "resize a file or shared memory", W::kAlways},
-      {SYS_fallocate, "fallocate", "resize a file or shared memory", W::kAlways},
-      // The machine and the sandbox itself.
-      {SYS_setrlimit, "setrlimit", "change its limits", W::kAlways},
-      {SYS_prlimit64, "prlimit64", "change its limits", W::kWithArguments},  // reading them passes
-      {SYS_setpriority, "setpriority", "change scheduling priority", W::kAlways},
-      {SYS_sched_setscheduler, "sched_setscheduler", "change scheduling policy", W::kAlways},
-      {SYS_sched_setattr, "sched_setattr", "change scheduling policy", W::kAlways},
-      {SYS_unshare, "unshare", "leave its namespaces", W::kAlways},
-      {SYS_setns, "setns", "enter other namespaces", W::kAlways},
-      {SYS_mount, "mount", "mount a file system", W::kAlways},
-      {SYS_umount2, "umount2", "unmount a file system", W::kAlways},
-      {SYS_pivot_root, "pivot_root", "change the root folder", W::kAlways},
-      {SYS_chroot, "chroot", "change the root folder", W::kAlways},
-      {SYS_reboot, "reboot", "reboot the machine", W::kAlways},
-      {SYS_init_module, "init_module", "load a kernel module", W::kAlways},
-      {SYS_finit_module, "finit_module", "load a kernel module", W::kAlways},
-      {SYS_delete_module, "delete_module", "unload a kernel module", W::kAlways},
-      {SYS_kexec_load, "kexec_load", "replace the running kernel", W::kAlways},
-      {SYS_kexec_file_load, "kexec_file_load", "replace the running kernel", W::kAlways},
-      {SYS_swapon, "swapon", "change swap", W::kAlways},
-      {SYS_swapoff, "swapoff", "change swap", W::kAlways},
-      {SYS_sethostname, "sethostname", "rename the machine", W::kAlways},
-      {SYS_setdomainname, "setdomainname", "rename the machine", W::kAlways},
-      {SYS_settimeofday, "settimeofday", "set the clock", W::kAlways},
-      {SYS_clock_settime, "clock_settime", "set the clock", W::kAlways},
-      {SYS_clock_adjtime, "clock_adjtime", "adjust the clock", W::kAlways},
-      {SYS_adjtimex, "adjtimex", "adjust the clock", W::kAlways},
-      {SYS_bpf, "bpf", "load a kernel program", W::kAlways},
-      {SYS_userfaultfd, "userfaultfd", "handle its own page faults", W::kAlways},
-      {SYS_keyctl, "keyctl", "use the kernel keyring", W::kAlways},
-      {SYS_add_key, "add_key", "use the kernel keyring", W::kAlways},
-      {SYS_request_key, "request_key", "use the kernel keyring", W::kAlways},
-      // Code: no executable memory once the library is loaded.
-      {SYS_mmap, "mmap", "map executable memory", W::kAfterLoad},
-      {SYS_mprotect, "mprotect", "make memory executable", W::kAfterLoad},
-      {SYS_pkey_mprotect, "pkey_mprotect", "make memory executable", W::kAfterLoad},
+std::span<const AllowedCall> AllowedCalls() {
+  using W = AllowedCall::When;
+  static const AllowedCall calls[] = {
+      // Memory.
+      {"brk", W::kAlways},
+      {"mmap", W::kNoExecAfterLoad},
+      {"mprotect", W::kNoExecAfterLoad},
+      {"munmap", W::kAlways},
+      {"mremap", W::kAlways},
+      {"madvise", W::kAlways},
+      {"mincore", W::kAlways},
+      {"membarrier", W::kAlways},
+      {"get_mempolicy", W::kAlways},
+      {"set_mempolicy", W::kAlways},  // its own memory's NUMA placement (OpenBLAS binds its buffers)
+      {"mbind", W::kAlways},
+      // Threads, their synchronisation and scheduling on the cores it was given.
+      {"clone", W::kThreadsOnly},
+      {"set_tid_address", W::kAlways},
+      {"set_robust_list", W::kAlways},
+      {"get_robust_list", W::kAlways},
+      {"rseq", W::kAlways},
+      {"futex", W::kAlways},
+      {"futex_waitv", W::kAlways},
+      {"sched_yield", W::kAlways},
+      {"sched_getaffinity", W::kAlways},
+      {"sched_setaffinity", W::kAlways},  // within its PID namespace and its cpuset
+      {"sched_getparam", W::kAlways},
+      {"sched_getscheduler", W::kAlways},
+      {"sched_getattr", W::kAlways},
+      {"sched_get_priority_max", W::kAlways},
+      {"sched_get_priority_min", W::kAlways},
+      {"getcpu", W::kAlways},
+      {"exit", W::kAlways},
+      {"exit_group", W::kAlways},
+      {"restart_syscall", W::kAlways},
+      // Signals: its own mask, its own process, and reading handlers.
+      {"rt_sigprocmask", W::kAlways},
+      {"rt_sigreturn", W::kAlways},
+      {"sigaltstack", W::kAlways},
+      {"rt_sigaction", W::kReadingOnly},
+      {"tgkill", W::kItselfOnly},
+      // Clocks and sleeping.
+      {"clock_gettime", W::kAlways},
+      {"clock_getres", W::kAlways},
+      {"gettimeofday", W::kAlways},
+      {"time", W::kAlways},
+      {"nanosleep", W::kAlways},
+      {"clock_nanosleep", W::kAlways},
+      // Files: read while the library loads; written only through the
+      // descriptors it was given (its stdout and stderr).
+      {"open", W::kReadOnlyOpen},
+      {"openat", W::kReadOnlyOpen},
+      {"close", W::kAlways},
+      {"read", W::kAlways},
+      {"pread64", W::kAlways},
+      {"readv", W::kAlways},
+      {"preadv", W::kAlways},
+      {"write", W::kAlways},
+      {"writev", W::kAlways},
+      {"lseek", W::kAlways},
+      {"fstat", W::kAlways},
+      {"stat", W::kAlways},
+      {"lstat", W::kAlways},
+      {"newfstatat", W::kAlways},
+      {"statx", W::kAlways},
+      {"access", W::kAlways},
+      {"faccessat", W::kAlways},
+      {"faccessat2", W::kAlways},
+      {"readlink", W::kAlways},
+      {"readlinkat", W::kAlways},
+      {"getdents64", W::kAlways},
+      {"getcwd", W::kAlways},
+      {"fcntl", W::kAlways},
+      {"ioctl", W::kTerminalQuery},
+      // Questions about itself and the machine.
+      {"getpid", W::kAlways},
+      {"gettid", W::kAlways},
+      {"getppid", W::kAlways},
+      {"getuid", W::kAlways},
+      {"geteuid", W::kAlways},
+      {"getgid", W::kAlways},
+      {"getegid", W::kAlways},
+      {"getrlimit", W::kAlways},
+      {"prlimit64", W::kReadingOnly},
+      {"getrusage", W::kAlways},
+      {"times", W::kAlways},
+      {"uname", W::kAlways},
+      {"sysinfo", W::kAlways},
+      {"getrandom", W::kAlways},
+      {"arch_prctl", W::kAlways},
+      // The harness's own second filter, once the library is loaded.
+      {"seccomp", W::kNarrowingOnly},
   };
   return calls;
 }
 
-std::string DescribeTrappedCall(long number) {
-  for (const auto& c : TrappedCalls())
-    if (c.number == number) return std::string(c.name) + ": " + c.meaning;
-  return "system call " + std::to_string(number);
+namespace {
+
+struct Meaning {
+  const char* name;
+  const char* meaning;
+};
+
+// What a refused call would have done, for the calls a kernel that cheats or
+// attacks the machine reaches for first.
+const Meaning kMeanings[] = {
+      // Other processes and programs.
+      {"fork", "create a process"},
+      {"vfork", "create a process"},
+      {"clone", "create a process"},
+      {"execve", "run a program"},
+      {"execveat", "run a program"},
+      {"kill", "signal another process"},
+      {"tkill", "signal a thread by id"},
+      {"tgkill", "signal another process"},
+      {"rt_sigqueueinfo", "signal another process"},
+      {"rt_tgsigqueueinfo", "signal another process"},
+      // Signal handlers and timers: nothing of the kernel may run on its own schedule.
+      {"rt_sigaction", "install a signal handler"},
+      {"timer_create", "create a timer"},
+      {"timer_settime", "arm a timer"},
+      {"setitimer", "arm a timer"},
+      {"alarm", "arm a timer"},
+      {"pidfd_open", "reach another process"},
+      {"pidfd_send_signal", "signal another process"},
+      {"pidfd_getfd", "take another process's file"},
+      {"ptrace", "trace another process"},
+      {"process_vm_readv", "read another process's memory"},
+      {"process_vm_writev", "write another process's memory"},
+      // Network.
+      {"socket", "open a socket"},
+      {"socketpair", "open a socket"},
+      {"connect", "connect a socket"},
+      // Files: opened for reading while the library loads, not at all afterwards; never changed.
+      {"open", "open a file"},
+      {"openat", "open a file"},
+      {"openat2", "open a file"},
+      {"creat", "create a file"},
+      {"name_to_handle_at", "open a file by handle"},
+      {"open_by_handle_at", "open a file by handle"},
+      {"io_uring_setup", "asynchronous I/O, which these rules cannot see"},
+      {"io_uring_enter", "asynchronous I/O, which these rules cannot see"},
+      {"io_uring_register", "asynchronous I/O, which these rules cannot see"},
+      {"unlink", "delete a file"},
+      {"unlinkat", "delete a file"},
+      {"rmdir", "delete a folder"},
+      {"rename", "rename a file"},
+      {"renameat", "rename a file"},
+      {"renameat2", "rename a file"},
+      {"mkdir", "create a folder"},
+      {"mkdirat", "create a folder"},
+      {"mknod", "create a file"},
+      {"mknodat", "create a file"},
+      {"link", "link a file"},
+      {"linkat", "link a file"},
+      {"symlink", "link a file"},
+      {"symlinkat", "link a file"},
+      {"chmod", "change a file's permissions"},
+      {"fchmodat", "change a file's permissions"},
+      {"chown", "change a file's owner"},
+      {"lchown", "change a file's owner"},
+      {"fchownat", "change a file's owner"},
+      {"truncate", "change a file"},
+      {"ftruncate", "resize a file or shared memory"},
+      {"fallocate", "resize a file or shared memory"},
+      // The machine and the sandbox itself.
+      {"setrlimit", "change its limits"},
+      {"prlimit64", "change its limits"},
+      {"setpriority", "change scheduling priority"},
+      {"sched_setscheduler", "change scheduling policy"},
+      {"sched_setattr", "change scheduling policy"},
+      {"unshare", "leave its namespaces"},
+      {"setns", "enter other namespaces"},
+      {"mount", "mount a file system"},
+      {"umount2", "unmount a file system"},
+      {"pivot_root", "change the root folder"},
+      {"chroot", "change the root folder"},
+      {"reboot", "reboot the machine"},
+      {"init_module", "load a kernel module"},
+      {"finit_module", "load a kernel module"},
+      {"delete_module", "unload a kernel module"},
+      {"kexec_load", "replace the running kernel"},
+      {"kexec_file_load", "replace the running kernel"},
+      {"swapon", "change swap"},
+      {"swapoff", "change swap"},
+      {"sethostname", "rename the machine"},
+      {"setdomainname", "rename the machine"},
+      {"settimeofday", "set the clock"},
+      {"clock_settime", "set the clock"},
+      {"clock_adjtime", "adjust the clock"},
+      {"adjtimex", "adjust the clock"},
+      {"bpf", "load a kernel program"},
+      {"userfaultfd", "handle its own page faults"},
+      {"keyctl", "use the kernel keyring"},
+      {"add_key", "use the kernel keyring"},
+      {"request_key", "use the kernel keyring"},
+      // Code: no executable memory once the library is loaded.
+      {"mmap", "map executable memory"},
+      {"mprotect", "make memory executable"},
+      {"pkey_mprotect", "make memory executable"},
+      // Shared memory and objects that could outlive the evaluation or reach past it.
+      {"shmget", "create System V shared memory"},
+      {"shmat", "attach System V shared memory"},
+      {"msgget", "create a System V message queue"},
+      {"semget", "create System V semaphores"},
+      {"memfd_create", "create shared memory"},
+      {"mq_open", "open a message queue"},
+      {"perf_event_open", "read the machine's performance counters"},
+      {"fchmod", "change a file's permissions"},
+      {"fchown", "change a file's owner"},
+      {"kcmp", "compare another process's resources"},
+      {"setsid", "leave its process group"},
+      {"setpgid", "leave its process group"},
+      {"ioctl", "control a device (only the terminal query passes)"},
+      {"seccomp", "change its system-call filter"},
+      {"prctl", "change how the kernel treats its process"},
+};
+
+}  // namespace
+
+std::string DescribeRefusedCall(long number) {
+  char* resolved = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, static_cast<int>(number));
+  if (!resolved) return "system call " + std::to_string(number);
+  std::string name = resolved;
+  std::free(resolved);
+  for (const auto& m : kMeanings)
+    if (name == m.name) return name + ": " + m.meaning;
+  return name + ": not among the calls a kernel may make";
 }
 
 }  // namespace accelopt::eval

@@ -1,28 +1,40 @@
 #pragma once
-/// The system calls the harness's seccomp filters trap, with what each would
-/// do for a kernel. One table serves the filters (the unconditional rules are
-/// built from it) and the engine (which names a trapped call in the profile).
+/// The system calls a kernel's process may make, and what a refused one would
+/// have done. The harness's filter allows the calls of AllowedCalls() and
+/// traps every other (an allowlist: a call this table does not name, added to
+/// the kernel or unknown to it today, is refused by construction). The engine
+/// names a refused call in the profile with DescribeRefusedCall.
 
 #include <span>
 #include <string>
 
 namespace accelopt::eval {
 
-struct TrappedCall {
+struct AllowedCall {
+  /// Under which arguments the call passes; the harness's filter states each.
   enum When {
-    kAlways,         ///< trapped from before the kernel's library is loaded
-    kWithArguments,  ///< trapped only with some arguments (see the harness's rules)
-    kAfterLoad,      ///< trapped once the library is loaded (files, executable memory)
+    kAlways,
+    kThreadsOnly,       ///< clone: with CLONE_THREAD (a thread, never a process)
+    kItselfOnly,        ///< tgkill: to its own process (raise, abort, the stop after each call)
+    kReadingOnly,       ///< rt_sigaction, prlimit64: the new value null (read, never set)
+    kReadOnlyOpen,      ///< open, openat: for reading, never creating or truncating; not at all once loaded
+    kTerminalQuery,     ///< ioctl: TCGETS only (isatty, for stdio's buffering)
+    kNoExecAfterLoad,   ///< mmap, mprotect: executable memory only while the library loads
+    kNarrowingOnly,     ///< seccomp: adding a filter (which only narrows these rules); not at all once loaded
   };
-  long number;
-  const char* name;
-  const char* meaning;
+  const char* name;  ///< resolved to this machine's number when the filter is built
   When when;
 };
 
-std::span<const TrappedCall> TrappedCalls();
+/// What a kernel and its libraries (the C and C++ runtimes, the loader,
+/// OpenMP, OpenBLAS) need: memory, threads and their synchronisation, clocks,
+/// reading files while loading, writing to the descriptors it was given, and
+/// questions about itself.
+std::span<const AllowedCall> AllowedCalls();
 
-/// "fork: create a process", or "system call N" for a call not in the table.
-std::string DescribeTrappedCall(long number);
+/// "fork: create a process" for a call whose refusal matters often, the
+/// call's name for any other ("shmget: not among the calls a kernel may make"),
+/// "system call N" for a number this machine does not name.
+std::string DescribeRefusedCall(long number);
 
 }  // namespace accelopt::eval

@@ -195,11 +195,14 @@ class Run {
     profile_.phase.clear();
     // Where the machine refused to isolate the process, nothing it measured is
     // trusted: it could have reached the engine or the other side (issue 24).
-    if (const eval::SandboxIsolation& isolation = process_->isolation(); !isolation.full()) {
+    const eval::SandboxIsolation& isolation = process_->isolation();
+    if (!isolation.full()) {
       profile_.status = Verdict::kSuspect;
       profile_.message =
           "correct, but its process could not be isolated from the machine (" + isolation.refused + "): not trusted";
     }
+    if (!profile_.conditions.empty() && !isolation.limits.empty())
+      profile_.conditions += "; the kernel's process limited by " + isolation.limits;
     if (!timed || series_.empty()) return Ok{};
     // The most stable undisturbed series; a disturbed one only when every one was.
     std::vector<std::vector<double>> quiet;

@@ -111,8 +111,10 @@ targets::TargetKind Registration() {
     if (probed.full())
       return targets::TargetKind::Isolation{
           true,
-          "each kernel process in its own PID, IPC, mount and network namespaces, as a user of its own, "
-          "behind a seccomp filter; the saved hardware profile changes only through `accelopt calibrate`"};
+          std::string("each kernel process in its own PID, IPC, mount and network namespaces, as a user of its own") +
+              (probed.user_namespace ? " in a user namespace of its own (outside it, the engine's user)" : "") +
+              ", behind an allowlist seccomp filter; its limits: " + probed.limits +
+              "; the saved hardware profile changes only through `accelopt calibrate`"};
     return targets::TargetKind::Isolation{false, "this machine refused to isolate the kernel process (" +
                                                      probed.refused + "): every correct result is marked suspect"};
   };
