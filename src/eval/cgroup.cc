@@ -1,14 +1,19 @@
 #include "eval/cgroup.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -84,6 +89,19 @@ void RemoveFolder(const std::string& folder) {
 
 }  // namespace
 
+// Groups an engine that was killed left behind (its pid no longer runs): an
+// empty group is removed, one that still holds processes is left alone.
+void RemoveStaleCgroups(const std::string& parent) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("accelopt-", 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + 9, nullptr, 10);
+    if (pid > 0 && pid != getpid() && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      rmdir(entry.path().c_str());
+  }
+}
+
 Result<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Create(const CgroupLimits& limits) {
   std::unique_ptr<SandboxCgroup> group(new SandboxCgroup());
   const std::string name = UniqueName();
@@ -92,6 +110,12 @@ Result<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Create(const CgroupLimits&
   if (limits.max_tasks > 0) summary += (summary.empty() ? "" : ", ") + std::to_string(limits.max_tasks) + " tasks";
   auto make = [&](const std::string& parent) -> Result<std::string> {
     if (!Exists(parent)) return Error{"the engine's group " + parent + " is not mounted here"};
+    {
+      static std::mutex mu;
+      static std::set<std::string> swept;  // once per engine and parent
+      std::lock_guard lock(mu);
+      if (swept.insert(parent).second) RemoveStaleCgroups(parent);
+    }
     std::string folder = parent + "/" + name;
     if (mkdir(folder.c_str(), 0755) != 0)
       return Error{"cannot make " + folder + ": " + std::strerror(errno)};

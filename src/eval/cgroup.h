@@ -44,6 +44,11 @@ class SandboxCgroup {
   std::string description_;
 };
 
+/// Removes the empty groups under `parent` that an engine no longer running
+/// left behind (named after its pid); SandboxCgroup::Create calls it once per
+/// parent and engine.
+void RemoveStaleCgroups(const std::string& parent);
+
 /// Enters the groups of `procs_files` (prepared before fork; async-signal-safe:
 /// open, write, close only). False when one could not be entered.
 bool EnterCgroup(const char* const* procs_files, int count);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <sstream>
 #include <string>
@@ -50,6 +52,23 @@ TEST_F(IsolatedGroup, MakesAndRemovesItsFolders) {
   EXPECT_NE((*group)->description().find("memory 64 MiB, 16 tasks"), std::string::npos) << (*group)->description();
   group->reset();
   for (const auto& f : folders) EXPECT_FALSE(Exists(f)) << f << " outlived its group";
+}
+
+// A group an engine that was killed left behind (named after a pid that no
+// longer runs) is removed when the next engine makes its first group there.
+TEST_F(IsolatedGroup, AGroupLeftByADeadEngineIsRemoved) {
+  auto group = SandboxCgroup::Create({64L << 20, 16, {}});
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  const std::string parent = (*group)->folders()[0].substr(0, (*group)->folders()[0].rfind('/'));
+  group->reset();
+  // A pid that ran and is gone: a child of ours, reaped.
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  const std::string stale = parent + "/accelopt-" + std::to_string(gone) + "-0";
+  ASSERT_EQ(mkdir(stale.c_str(), 0755), 0) << stale;
+  RemoveStaleCgroups(parent);
+  EXPECT_FALSE(Exists(stale)) << stale << " was left";
 }
 
 // Every process of the child is in the group its isolation names, and the
