@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build test demo bench-engine fuzz clean
+.PHONY: setup build test demo bench-engine fuzz dist clean
 
 setup:
 	@scripts/setup.sh
@@ -42,5 +42,13 @@ fuzz:
 	cmake --build build-fuzz --target fuzzers -j $(JOBS)
 	scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
+# A relocatable tarball for a machine without this project's packages (a cluster
+# node): dist/accelopt-VERSION-ARCH.tar.xz, the binaries, the libraries they need
+# beyond glibc and libstdc++, and the data (README.md, "Running elsewhere: make dist").
+DIST_VERSION ?= $(shell sed -n 's/^project.accelopt VERSION \([^ ]*\).*/\1/p' CMakeLists.txt)-g$(shell git describe --always --dirty 2>/dev/null || echo unknown)
+dist: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target accelopt accelopt-harness
+	scripts/dist.sh $(BUILD) dist/accelopt-$(DIST_VERSION)-$(shell uname -m).tar.xz
+
 clean:
-	rm -rf $(BUILD) build-fuzz
+	rm -rf $(BUILD) build-fuzz dist

@@ -11,6 +11,7 @@ packages=(
   libssl-dev   # SHA-256 (libcrypto) for content identity
   python3  # the Python evaluator (evaluators/python), run by the tests
   bubblewrap  # confines the build, test and benchmark commands of code tasks
+  patchelf  # `make dist`: the shipped binaries find their libraries beside them
 )
 
 # `scripts/setup.sh fuzz`: also clang with libFuzzer, and its OpenMP runtime.

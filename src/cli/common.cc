@@ -11,7 +11,7 @@
 namespace accelopt::cli {
 
 void AddSuiteFlag(CLI::App& app, CommonFlags& flags) {
-  app.add_option("--suite", flags.suite_dir, "task suite folder (default: ./suite, or $ACCELOPT_SUITE)");
+  app.add_option("--suite", flags.suite_dir, "task suite folder (default: $ACCELOPT_SUITE, else the suite of an unpacked dist, else ./suite)");
 }
 
 suite::Suite LoadSuiteOrExit(const std::string& suite_dir) {

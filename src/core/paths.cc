@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/dist.h"
+
 namespace accelopt {
 namespace fs = std::filesystem;
 
@@ -49,13 +51,31 @@ std::string FindProgram(const std::string& name) {
   return "";
 }
 
-std::string ProjectDataPath(const std::string& relative) {
+namespace {
+
+std::string DistRootFor(const std::string& executable_dir) {
   std::error_code ec;
+  const fs::path root = fs::path(executable_dir).parent_path();
+  return fs::is_regular_file(root / kDistMarker, ec) ? root.string() : std::string();
+}
+
+}  // namespace
+
+std::string DistRoot() { return DistRootFor(ExecutableDir()); }
+
+std::string ProjectDataPathFor(const std::string& executable_dir, const std::string& relative) {
+  std::error_code ec;
+  if (const std::string root = DistRootFor(executable_dir); !root.empty()) {
+    auto shipped = fs::path(root) / relative;
+    if (fs::exists(shipped, ec)) return shipped.string();
+  }
   if (fs::exists(relative, ec)) return fs::absolute(relative).string();
-  auto beside = fs::path(ExecutableDir()).parent_path() / relative;
+  auto beside = fs::path(executable_dir).parent_path() / relative;
   if (fs::exists(beside, ec)) return beside.string();
   return relative;
 }
+
+std::string ProjectDataPath(const std::string& relative) { return ProjectDataPathFor(ExecutableDir(), relative); }
 
 std::string DefaultSuiteDir() {
   if (const char* env = std::getenv("ACCELOPT_SUITE"); env && *env) return env;

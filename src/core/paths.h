@@ -18,9 +18,9 @@ std::string HarnessPath();
 /// a slash, else the first executable file of that name in $PATH; "" when none.
 std::string FindProgram(const std::string& name);
 
-/// A data file or folder shipped with the project (suite, prices, prompts): the
-/// first of ./<relative> and <executable dir>/../<relative> that exists (the
-/// build tree sits in the checkout); ./<relative> when neither does.
+/// A data file or folder shipped with the project (suite, prices, prompts): in
+/// an unpacked dist (core/dist.h), <root>/<relative>; else the first of ./<relative>
+/// and <executable dir>/../<relative> that exists; ./<relative> when none does.
 std::string ProjectDataPath(const std::string& relative);
 
 /// The task suite: $ACCELOPT_SUITE, else ProjectDataPath("suite").
