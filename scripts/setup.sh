@@ -11,6 +11,8 @@ packages=(
   libssl-dev   # SHA-256 (libcrypto) for content identity
   python3  # the Python evaluator (evaluators/python), run by the tests
   bubblewrap  # confines the build, test and benchmark commands of code tasks
+  libpq-dev   # the PostgreSQL client library: the job queue on a server (service/postgres_job_queue.cc)
+  postgresql  # the server the tests start for themselves (testing/postgres_server.h); skipped without it
 )
 
 # `scripts/setup.sh fuzz`: also clang with libFuzzer, and its OpenMP runtime.
