@@ -12,6 +12,8 @@ packages=(
   python3  # the Python evaluator (evaluators/python), run by the tests
   bubblewrap  # confines the build, test and benchmark commands of code tasks
   patchelf  # `make dist`: the shipped binaries find their libraries beside them
+  libpq-dev   # the PostgreSQL client library: the job queue on a server (service/postgres_job_queue.cc)
+  postgresql  # the server the tests start for themselves (testing/postgres_server.h); skipped without it
 )
 
 # `scripts/setup.sh fuzz`: also clang with libFuzzer, and its OpenMP runtime.

@@ -7,7 +7,8 @@
 /// claimed again by another worker (a new attempt). Only the holder of the
 /// current attempt can complete a job, and a job is completed once, so a
 /// result is never lost and never recorded twice. Implementations: SQLite
-/// (workers on one machine, sharing the store's file); every implementation
+/// (workers on one machine, sharing the store's file) and PostgreSQL (workers
+/// on many machines, one server); every implementation
 /// passes the contract suite in job_queue_contract.h.
 
 #include <cstdint>
@@ -98,5 +99,17 @@ struct SqliteQueueOptions {
 /// Opens the queue in an SQLite file (creating its tables when missing). One
 /// connection; thread-safe (calls serialized). Errors name the file.
 Result<std::unique_ptr<JobQueue>> OpenSqliteJobQueue(const SqliteQueueOptions& options);
+
+struct PostgresQueueOptions {
+  std::string uri;  ///< postgresql://user:password@host:port/database (libpq's URI or key=value form)
+  QueueOptions queue;
+};
+
+/// Opens the queue in a PostgreSQL database, creating its tables or migrating
+/// them (the SQL of src/service/postgres/); a database whose schema is newer
+/// than this program knows is an Error naming both versions. Leases are
+/// measured by the server's clock. One connection, reset when found broken;
+/// thread-safe (calls serialized). Errors name the URI without its password.
+Result<std::unique_ptr<JobQueue>> OpenPostgresJobQueue(const PostgresQueueOptions& options);
 
 }  // namespace accelopt::service
