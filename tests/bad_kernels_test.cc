@@ -8,7 +8,6 @@
 #include <sys/ipc.h>
 #include <sys/shm.h>
 #include <algorithm>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -164,6 +163,18 @@ TEST_F(BadKernel, SystemVSharedMemoryIsRefusedAndNoneOutlivesIt) {
   const int left = shmget(kKey, 0, 0);
   if (left >= 0) shmctl(left, IPC_RMID, nullptr);
   EXPECT_LT(left, 0) << "the kernel's System V shared memory outlived its evaluation";
+}
+
+// Issue 24, class 5: a file it would leave for a later evaluation cannot be
+// created (opening for writing is refused), so none is left.
+TEST_F(BadKernel, AFileItCreatesIsRefusedAndNoneIsLeft) {
+  const char* left = "/tmp/accelopt-left-by-a-kernel";  // leaves_a_file.cpp's
+  std::filesystem::remove(left);
+  auto profile = Evaluate("leaves_a_file.cpp");
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_EQ(VerdictName(profile->status), std::string("forbidden")) << profile->message << "\n" << profile->run_log;
+  EXPECT_NE(profile->message.find("openat: open a file"), std::string::npos) << profile->message;
+  EXPECT_FALSE(std::filesystem::exists(left)) << "the kernel's file outlived its evaluation";
 }
 
 TEST_F(BadKernel, CloseButWrongReportsTheError) {
