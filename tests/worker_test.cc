@@ -13,6 +13,7 @@
 
 #include "core/json_io.h"
 #include "service/job_queue.h"
+#include "testing/postgres_server.h"
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
 
@@ -168,6 +169,39 @@ TEST(Worker, TheDemoGivesTheSameKindOfResultThroughWorkers) {
   auto counts = queue->Counts(3600);
   ASSERT_TRUE(counts.ok());
   EXPECT_GE(counts->done, 3) << "the baselines at least were measured by workers";
+  EXPECT_EQ(counts->queued + counts->running + counts->failed, 0);
+}
+
+// The demo through two workers started by the run, its queue in a PostgreSQL
+// database (the store stays a file): the jobs are done there, and the
+// queue's password is in no output, worker log or recorded run.
+TEST(Worker, TheDemoRunsThroughAPostgresQueueAndKeepsItsPasswordOutOfSight) {
+  std::string why_not;
+  testing::PostgresServer* server = testing::SharedPostgresServer(&why_not);
+  if (!server) GTEST_SKIP() << why_not;
+  auto uri = server->CreateDatabase("demo_queue_" + std::to_string(getpid()));
+  ASSERT_TRUE(uri.ok()) << uri.error().message;
+  ASSERT_FALSE(server->password().empty());
+  testing::TempDir dir;
+  const std::string db = dir.path() + "/accelopt.db";
+  CommandRun run = Accelopt("optimize --demo --shape test --workers 2 --suite " + std::string(ACCELOPT_SOURCE_DIR) +
+                            "/suite --db " + db + " --queue-db " + *uri);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("2 worker(s) started here"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("% peak after"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find(server->password()), std::string::npos) << "the password was shown";
+
+  CommandRun runs = Accelopt("runs --json --db " + db);
+  ASSERT_EQ(runs.exit_code, 0) << runs.out;
+  EXPECT_EQ(runs.out.find(server->password()), std::string::npos) << "the password was recorded with the run";
+  for (const std::string& file : {db, db + "-wal"})
+    EXPECT_EQ(ReadLog(file).find(server->password()), std::string::npos) << "the password is in " << file;
+
+  auto queue = service::OpenJobQueue(*uri);
+  ASSERT_TRUE(queue.ok()) << queue.error().message;
+  auto counts = (*queue)->Counts(3600);
+  ASSERT_TRUE(counts.ok()) << counts.error().message;
+  EXPECT_GE(counts->done, 3) << "the baselines at least were measured by the workers, through PostgreSQL";
   EXPECT_EQ(counts->queued + counts->running + counts->failed, 0);
 }
 

@@ -41,6 +41,7 @@ run::RunConfig ConfigOf(const OptimizeFlags& f) {
   c.suite_dir = f.common.suite_dir;
   c.llm_config = ConfigPathFor(f.llm);
   c.model = f.llm.override_;
+  c.queue.location = service::RedactUri(f.queue.location);  // never a password in the store
   return c;
 }
 
@@ -88,6 +89,10 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
   cmd.add_option("--workers", f.queue.workers,
                  "start this many `accelopt worker` processes on this machine and evaluate through the queue")
       ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--queue-db", f.queue.location,
+                 "where the queue lives (implies --queue): a PostgreSQL database shared by workers on many machines "
+                 "(postgresql://user@host:port/db; give the password by $PGPASSWORD or ~/.pgpass: the run records "
+                 "the URI without it); default: the store's SQLite file");
   cmd.add_option("--machine-class", f.queue.machine_class,
                  "with the queue: the class of machine the jobs run on (workers serving it take them; default: "
                  "this machine's fingerprint)");
@@ -261,23 +266,29 @@ struct Measuring {
 std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id, targets::Target& target) {
   auto m = std::make_unique<Measuring>();
   auto say = [](const std::string& text) { fmt::print(stderr, "{}\n", text); };
-  if (!f.queue.enabled && f.queue.workers == 0) {
+  if (!f.queue.enabled && f.queue.workers == 0 && f.queue.location.empty()) {
     m->evaluator = EvaluatorHere(target, "optimize run " + std::to_string(run_id));
     m->route.evaluator = m->evaluator.get();
     m->route.settings = service::SettingsToJson(TargetSettingsFor(f.eval));
     return m;
   }
   const std::string machine_class = f.queue.machine_class.empty() ? target.Machine() : f.queue.machine_class;
-  service::SqliteQueueOptions queue_options;
-  queue_options.path = f.db;
-  auto queue = service::OpenSqliteJobQueue(queue_options);
+  const std::string queue_at = f.queue.location.empty() ? f.db : f.queue.location;
+  auto queue = service::OpenJobQueue(queue_at);
   if (!queue) throw Exit{kExitError, queue.error().message};
   m->queue = std::move(*queue);
   // The store by its absolute path: a worker started by hand may start in another folder.
   const std::string db = std::filesystem::absolute(f.db).string();
   std::vector<std::string> worker_args = {"worker", "--db", db, "--machine-class", machine_class};
+  if (!f.queue.location.empty())
+    worker_args.insert(worker_args.end(), {"--queue", service::RedactUri(f.queue.location)});
+  const std::string shown = service::RedactUri(queue_at);
   if (!f.common.suite_dir.empty()) worker_args.insert(worker_args.end(), {"--suite", f.common.suite_dir});
   if (f.queue.workers > 0) {
+    // The workers started here take the queue's password from their
+    // environment, not from a command line every user of the machine can read.
+    if (const std::string password = service::UriPassword(f.queue.location); !password.empty())
+      setenv("PGPASSWORD", password.c_str(), 1);
     std::vector<std::string> args = worker_args;
     args.push_back("--stop-with-parent");
     const std::string logs = CacheDir() + "/workers";
@@ -285,11 +296,11 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
                                                    f.queue.workers, "run" + std::to_string(run_id) + "-worker", logs);
     if (!started) throw Exit{kExitError, started.error().message};
     m->workers.emplace(std::move(*started));
-    say(fmt::format("evaluating through the job queue in {}: {} worker(s) started here (logs in {})", f.db,
+    say(fmt::format("evaluating through the job queue in {}: {} worker(s) started here (logs in {})", shown,
                     f.queue.workers, logs));
   } else {
     say(fmt::format("evaluating through the job queue in {} (machine class {}): start workers with `accelopt {}`",
-                    f.db, machine_class, fmt::join(worker_args, " ")));
+                    shown, machine_class, fmt::join(worker_args, " ")));
   }
   service::QueueEvaluatorOptions options;
   options.say = say;

@@ -19,6 +19,7 @@ namespace {
 
 struct WorkerFlags {
   std::string db = "accelopt.db";
+  std::string queue;  // "": the store's file
   std::string device;  // "" = the device of each job's target
   std::string machine_class;
   std::string name;
@@ -56,7 +57,12 @@ void RegisterWorker(CLI::App& app) {
       "complete the store's queued evaluation jobs on one device (claims with a lease renewed while measuring; a "
       "worker that dies loses its lease and its job runs again elsewhere)");
   static WorkerFlags f;
-  cmd->add_option("--db", f.db, "the store whose queue it serves (SQLite file)");
+  cmd->add_option("--db", f.db,
+                  "the store (SQLite file) that keeps this machine's hardware profile, and the queue it serves "
+                  "unless --queue names another");
+  cmd->add_option("--queue", f.queue,
+                  "the queue it serves: an SQLite file or a PostgreSQL database (postgresql://user@host:port/db; a "
+                  "password from $PGPASSWORD or ~/.pgpass stays out of process listings); default: the --db file");
   cmd->add_option("--device", f.device,
                   "the device it owns: its machine-wide lock is held while a job measures (default: each job's "
                   "target's device)");
@@ -85,10 +91,10 @@ void RegisterWorker(CLI::App& app) {
       throw Exit{kExitUsage, fmt::format("--heartbeat {} must be at most half of --lease {}: a slow heartbeat would "
                                          "lose the lease of a healthy worker",
                                          f.heartbeat, f.lease)};
-    service::SqliteQueueOptions queue_options;
-    queue_options.path = f.db;
-    queue_options.queue.lease_seconds = f.lease;
-    auto queue = service::OpenSqliteJobQueue(queue_options);
+    service::QueueOptions queue_options;
+    queue_options.lease_seconds = f.lease;
+    const std::string queue_at = f.queue.empty() ? f.db : f.queue;
+    auto queue = service::OpenJobQueue(queue_at, queue_options);
     if (!queue) throw Exit{kExitError, queue.error().message};
     service::WorkerOptions options;
     options.info.name = f.name.empty() ? DefaultName() : f.name;
@@ -126,7 +132,8 @@ void RegisterWorker(CLI::App& app) {
                                                                                  const Json& hardware) {
       if (auto s = hardware_store->PutHardware(target, machine, hardware); !s) say("warning: " + s.error().message);
     };
-    fmt::print(stderr, "[{}] serving {} (machine class {}, device {})\n", options.info.name, f.db,
+    fmt::print(stderr, "[{}] serving {} (machine class {}, device {})\n", options.info.name,
+               service::RedactUri(queue_at),
                options.info.machine_class, f.device.empty() ? "of each job's target" : f.device);
     static std::atomic<bool> stop{false};
     auto summary = service::RunWorker(**queue, options, stop);

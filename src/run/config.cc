@@ -43,7 +43,8 @@ Json ToJson(const RunConfig& c) {
             {"cpus", c.eval.cpus},
             {"bind_openmp", c.eval.bind_openmp}}},
           {"queue",
-           {{"enabled", c.queue.enabled}, {"workers", c.queue.workers}, {"machine_class", c.queue.machine_class}}}};
+           {{"enabled", c.queue.enabled}, {"workers", c.queue.workers}, {"machine_class", c.queue.machine_class},
+            {"location", c.queue.location}}}};
 }
 
 Result<RunConfig> RunConfigFromJson(const Json& j) {
@@ -97,6 +98,7 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
       c.queue.enabled = q.value("enabled", false);
       c.queue.workers = q.value("workers", 0);
       c.queue.machine_class = q.value("machine_class", "");
+      c.queue.location = q.value("location", "");
     }
   } catch (const Json::exception& e) {
     return Error{std::string("run config: ") + e.what()};

@@ -29,6 +29,9 @@ struct QueueConfig {
   bool enabled = false;       ///< evaluate through the queue
   int workers = 0;            ///< workers the run starts on this machine itself (0: started elsewhere)
   std::string machine_class;  ///< the class of machine its jobs run on ("" = this machine's fingerprint)
+  /// Where the queue lives: "" = the store's SQLite file, else a PostgreSQL URI
+  /// (kept without its password: libpq reads it from $PGPASSWORD or ~/.pgpass).
+  std::string location;
 };
 
 struct RunConfig {

@@ -29,18 +29,6 @@ std::optional<JobState> StateFromName(const std::string& name) {
   return std::nullopt;
 }
 
-// The URI without its password, for messages.
-std::string RedactUri(const std::string& uri) {
-  const size_t scheme = uri.find("://");
-  if (scheme == std::string::npos) return uri;
-  const size_t start = scheme + 3;
-  const size_t at = uri.find('@', start);
-  const size_t slash = uri.find('/', start);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return uri;
-  const size_t colon = uri.find(':', start);
-  if (colon == std::string::npos || colon > at) return uri;
-  return uri.substr(0, colon) + uri.substr(at);
-}
 
 // libpq's messages are multi-line ("...failed: FATAL:  ...\n\tIs the server
 // running...?"): one line, single spaces; and never the password, should a
@@ -70,25 +58,13 @@ struct PgConnDeleter {
 };
 using PgConn = std::unique_ptr<PGconn, PgConnDeleter>;
 
-// The password in `uri`, read the way libpq reads it, to keep it out of messages.
-std::string PasswordOf(const std::string& uri) {
-  char* err = nullptr;
-  PQconninfoOption* options = PQconninfoParse(uri.c_str(), &err);
-  if (err) PQfreemem(err);
-  if (!options) return "";
-  std::string password;
-  for (PQconninfoOption* o = options; o->keyword; ++o)
-    if (std::string(o->keyword) == "password" && o->val) password = o->val;
-  PQconninfoFree(options);
-  return password;
-}
 
 void IgnoreNotice(void*, const char*) {}
 
 class PostgresJobQueue : public JobQueue {
  public:
   PostgresJobQueue(std::string uri, PgConn conn, QueueOptions options)
-      : where_(RedactUri(uri)), password_(PasswordOf(uri)), conn_(std::move(conn)), options_(options) {}
+      : where_(RedactUri(uri)), password_(UriPassword(uri)), conn_(std::move(conn)), options_(options) {}
 
   Status Migrate() {
     std::lock_guard lock(mu_);
@@ -371,7 +347,7 @@ class PostgresJobQueue : public JobQueue {
 
 Result<std::unique_ptr<JobQueue>> OpenPostgresJobQueue(const PostgresQueueOptions& options) {
   const std::string where = RedactUri(options.uri);
-  const std::string password = PasswordOf(options.uri);
+  const std::string password = UriPassword(options.uri);
   {
     char* err = nullptr;
     PQconninfoOption* parsed = PQconninfoParse(options.uri.c_str(), &err);
@@ -390,6 +366,30 @@ Result<std::unique_ptr<JobQueue>> OpenPostgresJobQueue(const PostgresQueueOption
   auto queue = std::make_unique<PostgresJobQueue>(options.uri, std::move(conn), options.queue);
   if (Status s = queue->Migrate(); !s) return s.error();
   return std::unique_ptr<JobQueue>(std::move(queue));
+}
+
+std::string RedactUri(const std::string& uri) {
+  const size_t scheme = uri.find("://");
+  if (scheme == std::string::npos) return uri;
+  const size_t start = scheme + 3;
+  const size_t at = uri.find('@', start);
+  const size_t slash = uri.find('/', start);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return uri;
+  const size_t colon = uri.find(':', start);
+  if (colon == std::string::npos || colon > at) return uri;
+  return uri.substr(0, colon) + uri.substr(at);
+}
+
+std::string UriPassword(const std::string& uri) {
+  char* err = nullptr;
+  PQconninfoOption* options = PQconninfoParse(uri.c_str(), &err);
+  if (err) PQfreemem(err);
+  if (!options) return "";
+  std::string password;
+  for (PQconninfoOption* o = options; o->keyword; ++o)
+    if (std::string(o->keyword) == "password" && o->val) password = o->val;
+  PQconninfoFree(options);
+  return password;
 }
 
 }  // namespace accelopt::service
