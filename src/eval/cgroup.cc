@@ -119,7 +119,7 @@ Result<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Create(const CgroupLimits&
     std::string folder = parent + "/" + name;
     if (mkdir(folder.c_str(), 0755) != 0)
       return Error{"cannot make " + folder + ": " + std::strerror(errno)};
-    group->folders_.insert(group->folders_.begin(), folder);
+    group->folders_.push_back(folder);
     group->procs_files_.push_back(folder + "/cgroup.procs");
     return folder;
   };
@@ -151,21 +151,23 @@ Result<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Create(const CgroupLimits&
     return group;
   }
 
-  // cgroup v1: one group per controller.
-  for (const char* controller : {"memory", "pids"}) {
+  // cgroup v1: one group per controller, under the engine's group in that hierarchy.
+  auto make_v1 = [&](const std::string& controller) -> Result<std::string> {
     const std::string own = OwnGroup(controller);
-    if (own.empty()) return Error{std::string("cgroup v1: no ") + controller + " controller is mounted"};
-    auto folder = make(std::string(kRoot) + "/" + controller + (own == "/" ? "" : own));
-    if (!folder) return folder.error();
-  }
-  const std::string memory = group->folders_[1], pids = group->folders_[0];
+    if (own.empty()) return Error{"cgroup v1: no " + controller + " controller is mounted"};
+    return make(std::string(kRoot) + "/" + controller + (own == "/" ? "" : own));
+  };
+  auto memory = make_v1("memory");
+  if (!memory) return memory.error();
+  auto pids = make_v1("pids");
+  if (!pids) return pids.error();
   if (limits.memory_bytes > 0) {
-    if (auto s = WriteValue(memory + "/memory.limit_in_bytes", std::to_string(limits.memory_bytes)); !s)
+    if (auto s = WriteValue(*memory + "/memory.limit_in_bytes", std::to_string(limits.memory_bytes)); !s)
       return s.error();
-    (void)WriteValue(memory + "/memory.memsw.limit_in_bytes", std::to_string(limits.memory_bytes));
+    (void)WriteValue(*memory + "/memory.memsw.limit_in_bytes", std::to_string(limits.memory_bytes));
   }
   if (limits.max_tasks > 0)
-    if (auto s = WriteValue(pids + "/pids.max", std::to_string(limits.max_tasks)); !s) return s.error();
+    if (auto s = WriteValue(*pids + "/pids.max", std::to_string(limits.max_tasks)); !s) return s.error();
   if (const std::string own = OwnGroup("cpuset"); !limits.cpus.empty() && !own.empty()) {
     const std::string parent = std::string(kRoot) + "/cpuset" + (own == "/" ? "" : own);
     if (auto folder = make(parent)) {
@@ -183,17 +185,6 @@ Result<std::unique_ptr<SandboxCgroup>> SandboxCgroup::Create(const CgroupLimits&
 
 SandboxCgroup::~SandboxCgroup() {
   for (const auto& folder : folders_) RemoveFolder(folder);
-}
-
-bool EnterCgroup(const char* const* procs_files, int count) {
-  for (int i = 0; i < count; ++i) {
-    int fd = open(procs_files[i], O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    bool ok = write(fd, "0", 1) == 1;
-    close(fd);
-    if (!ok) return false;
-  }
-  return true;
 }
 
 }  // namespace accelopt::eval

@@ -33,7 +33,7 @@ class SandboxCgroup {
   /// The `cgroup.procs` files a starting child writes "0" to, to enter the
   /// group (one per v1 controller, one in v2); its descendants stay in it.
   const std::vector<std::string>& procs_files() const { return procs_files_; }
-  /// The group's folders, deepest hierarchy first.
+  /// The group's folders, one per hierarchy it was made in.
   const std::vector<std::string>& folders() const { return folders_; }
   /// "cgroup v2 accelopt-123-4: memory 8 GiB, 256 tasks, cores 0-1" (for the profile).
   const std::string& description() const { return description_; }
@@ -48,9 +48,5 @@ class SandboxCgroup {
 /// left behind (named after its pid); SandboxCgroup::Create calls it once per
 /// parent and engine.
 void RemoveStaleCgroups(const std::string& parent);
-
-/// Enters the groups of `procs_files` (prepared before fork; async-signal-safe:
-/// open, write, close only). False when one could not be entered.
-bool EnterCgroup(const char* const* procs_files, int count);
 
 }  // namespace accelopt::eval

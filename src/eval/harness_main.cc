@@ -133,15 +133,11 @@ int Allow(scmp_filter_ctx ctx, const accelopt::eval::AllowedCall& call) {
       return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
     case W::kItselfOnly:
       return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(getpid())));
-    case W::kReadingOnly: {  // the new value: argument 1 of rt_sigaction, 2 of prlimit64
-      const unsigned arg = std::strcmp(call.name, "prlimit64") == 0 ? 2 : 1;
-      return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_CMP(arg, SCMP_CMP_EQ, 0));
-    }
-    case W::kReadOnlyOpen: {  // the flags: argument 1 of open, 2 of openat
-      const unsigned arg = std::strcmp(call.name, "open") == 0 ? 1 : 2;
+    case W::kReadingOnly:  // the new value null
+      return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_CMP(call.arg, SCMP_CMP_EQ, 0));
+    case W::kReadOnlyOpen:  // the flags: for reading, never creating or truncating
       return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
-                              SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY));
-    }
+                              SCMP_CMP(call.arg, SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY));
     case W::kTerminalQuery:
       return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
     case W::kNarrowingOnly:  // the second filter refuses it altogether

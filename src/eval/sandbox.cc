@@ -62,8 +62,9 @@ bool SandboxUidsMapped() {
   return mapped;
 }
 
-// Writes a whole small file (async-signal-safe: open, write, close).
-bool WriteFile(const char* path, const std::string& text) {
+// Writes a whole small file (async-signal-safe: open, write, close): a
+// /proc map, a cgroup.procs.
+bool WriteSmallFile(const char* path, std::string_view text) {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
   bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
@@ -84,8 +85,7 @@ struct ChildPlan {
   bool own_user = false;  // and a user of its own (the engine runs as root)
   bool user_namespace = false;  // or one of a user namespace of its own
   std::string uid_map, gid_map;  // that namespace's maps, prepared before fork
-  std::vector<std::string> cgroup_files;  // the cgroup.procs files to enter, where a group was made
-  std::vector<const char*> cgroup_paths;
+  std::vector<std::string> cgroup_procs;  // the cgroup.procs files to write "0" to, where a group was made
 };
 
 ChildPlan Plan(const SandboxRequest& request) {
@@ -211,9 +211,11 @@ pid_t CloneProcess(unsigned long flags) { return static_cast<pid_t>(syscall(SYS_
   // Each child its own user: the sibling in a comparison runs as another.
   const uid_t uid = plan.own_user ? kSandboxUidBase + (static_cast<unsigned>(getpid()) & 0xffffu) : 0;
   // Into its control group first: the init and the child (and all they start) are counted there.
-  if (!plan.cgroup_paths.empty() &&
-      !EnterCgroup(plan.cgroup_paths.data(), static_cast<int>(plan.cgroup_paths.size())))
-    Send(start_fd, StartMessage::kNoCgroup, 0);
+  for (const std::string& procs : plan.cgroup_procs)
+    if (!WriteSmallFile(procs.c_str(), "0")) {
+      Send(start_fd, StartMessage::kNoCgroup, 0);
+      break;
+    }
   const int user = plan.user_namespace ? CLONE_NEWUSER : 0;
   if (unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWNET | user) != 0) {
     Send(start_fd, StartMessage::kRefused, 0);
@@ -229,8 +231,8 @@ pid_t CloneProcess(unsigned long flags) { return static_cast<pid_t>(syscall(SYS_
   // that changed its user, or made itself so): this process is the engine's
   // own, and nothing of the kernel can see it from the new PID namespace.
   if (user) prctl(PR_SET_DUMPABLE, 1);
-  if (user && !(WriteFile("/proc/self/setgroups", "deny") && WriteFile("/proc/self/uid_map", plan.uid_map) &&
-                WriteFile("/proc/self/gid_map", plan.gid_map)))
+  if (user && !(WriteSmallFile("/proc/self/setgroups", "deny") && WriteSmallFile("/proc/self/uid_map", plan.uid_map) &&
+                WriteSmallFile("/proc/self/gid_map", plan.gid_map)))
     Send(start_fd, StartMessage::kRefused, 2);
   ChildPids pids;
   pids.init = CloneProcess(CLONE_PARENT);
@@ -270,8 +272,7 @@ Result<std::unique_ptr<SandboxedProcess>> SandboxedProcess::Start(const SandboxR
     limits.cpus = request.cpus;
     if (auto made = SandboxCgroup::Create(limits)) {
       cgroup = std::move(*made);
-      plan.cgroup_files = cgroup->procs_files();
-      for (const auto& f : plan.cgroup_files) plan.cgroup_paths.push_back(f.c_str());
+      plan.cgroup_procs = cgroup->procs_files();
       limits_note = cgroup->description();
     } else {
       limits_note = "per process (rlimits): " + made.error().message;

@@ -45,7 +45,7 @@ std::span<const AllowedCall> AllowedCalls() {
       {"rt_sigprocmask", W::kAlways},
       {"rt_sigreturn", W::kAlways},
       {"sigaltstack", W::kAlways},
-      {"rt_sigaction", W::kReadingOnly},
+      {"rt_sigaction", W::kReadingOnly, 1},
       {"tgkill", W::kItselfOnly},
       // Clocks and sleeping.
       {"clock_gettime", W::kAlways},
@@ -56,8 +56,8 @@ std::span<const AllowedCall> AllowedCalls() {
       {"clock_nanosleep", W::kAlways},
       // Files: read while the library loads; written only through the
       // descriptors it was given (its stdout and stderr).
-      {"open", W::kReadOnlyOpen},
-      {"openat", W::kReadOnlyOpen},
+      {"open", W::kReadOnlyOpen, 1},
+      {"openat", W::kReadOnlyOpen, 2},
       {"close", W::kAlways},
       {"read", W::kAlways},
       {"pread64", W::kAlways},
@@ -89,7 +89,7 @@ std::span<const AllowedCall> AllowedCalls() {
       {"getgid", W::kAlways},
       {"getegid", W::kAlways},
       {"getrlimit", W::kAlways},
-      {"prlimit64", W::kReadingOnly},
+      {"prlimit64", W::kReadingOnly, 2},
       {"getrusage", W::kAlways},
       {"times", W::kAlways},
       {"uname", W::kAlways},

@@ -24,6 +24,7 @@ struct AllowedCall {
   };
   const char* name;  ///< resolved to this machine's number when the filter is built
   When when;
+  unsigned arg = 0;  ///< the argument kReadingOnly and kReadOnlyOpen read (the new value, the flags)
 };
 
 /// What a kernel and its libraries (the C and C++ runtimes, the loader,
