@@ -18,13 +18,16 @@ namespace accelopt {
 struct LessonTags {
   std::string task, family, bound, target, language;
   std::vector<std::string> strategies;  ///< kinds of transformation (agents::Strategies())
+  /// The machine class it was verified on (a worker's class, or the
+  /// machine's fingerprint): a lesson from another class may not hold here.
+  std::string machine;
   bool operator==(const LessonTags&) const = default;
   /// The tag named `key` ("strategy" matches any of the strategies).
   bool Has(const std::string& key, const std::string& value) const;
   /// Sets the tag named `key` ("strategy" adds one); false for a name not in LessonTagNames().
   bool Set(const std::string& key, const std::string& value);
 };
-/// The tag names a query may require: task, family, bound, target, language, strategy.
+/// The tag names a query may require: task, family, bound, target, language, strategy, machine.
 const std::vector<std::string>& LessonTagNames();
 
 struct Lesson {
@@ -46,5 +49,11 @@ struct Lesson {
 Json ToJson(const Lesson& lesson);
 /// Reads what ToJson wrote; a lesson without an interval has its estimate as both ends.
 Result<Lesson> LessonFromJson(const Json& j);
+
+/// Whether a lesson from outside (`memory import`) is one a search could
+/// have verified: a finite, positive speedup within [1e-4, 1e4] inside its
+/// interval, a coverage in [0, 1], a title, and text within 64 KiB. The
+/// Error says which field is wrong and its value.
+Status CheckImportedLesson(const Lesson& lesson);
 
 }  // namespace accelopt

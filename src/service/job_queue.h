@@ -21,6 +21,7 @@
 #include "core/json_io.h"
 #include "core/result.h"
 #include "service/eval_job.h"
+#include "store/store.h"
 
 namespace accelopt::service {
 
@@ -112,16 +113,12 @@ struct PostgresQueueOptions {
 /// thread-safe (calls serialized). Errors name the URI without its password.
 Result<std::unique_ptr<JobQueue>> OpenPostgresJobQueue(const PostgresQueueOptions& options);
 
-/// Where a queue lives, as a user names it: a PostgreSQL URI
-/// (postgresql://... or postgres://...), else an SQLite file (the store's).
-bool IsPostgresUri(const std::string& location);
-
 /// Opens the queue at `location` (IsPostgresUri decides which), with `options`.
 Result<std::unique_ptr<JobQueue>> OpenJobQueue(const std::string& location, const QueueOptions& options = {});
 
-/// `uri` without its password, for messages and logs ("postgresql://me@host/db").
-std::string RedactUri(const std::string& uri);
-/// The password in `uri`, read the way libpq reads it ("" when it has none).
-std::string UriPassword(const std::string& uri);
+// Where a queue lives: a PostgreSQL URI, else an SQLite file (the store's).
+using store::IsPostgresUri;
+using store::RedactUri;
+using store::UriPassword;
 
 }  // namespace accelopt::service

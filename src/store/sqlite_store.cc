@@ -15,6 +15,7 @@
 
 #include "store/sqlite_query.h"
 #include "store/store.h"
+#include "store/stored_values.h"
 
 namespace accelopt::store {
 namespace {
@@ -353,10 +354,7 @@ class SqliteStore : public Store {
     q.BindText(lesson.title).BindText(lesson.text).BindInt(stored.run_id).BindInt(stored.slow_candidate);
     q.BindInt(stored.fast_candidate).BindTextOrNull(stored.created_at);
     q.BindReal(lesson.low).BindReal(lesson.high);
-    q.BindJson({{"family", lesson.tags.family},
-                {"bound", lesson.tags.bound},
-                {"language", lesson.tags.language},
-                {"strategies", lesson.tags.strategies}});
+    q.BindJson(LessonTagsToJson(lesson.tags));
     q.BindReal(lesson.coverage);
     if (Status s = q.Run(); !s) return s.error();
     return sqlite3_last_insert_rowid(db_);
@@ -431,16 +429,13 @@ class SqliteStore : public Store {
     c.hash = r.Text(7);
     auto json = r.JsonAt(11);
     if (!json) return json.error();
-    auto profile = ProfileFromJson(*json);
-    if (!profile) return r.Fail("candidate " + std::to_string(c.id) + ": " + profile.error().message);
-    c.profile = std::move(*profile);
+    std::optional<Json> vs;
     if (!r.Text(12).empty()) {
-      auto vs = r.JsonAt(12);
-      if (!vs) return vs.error();
-      auto speedup = PairedSpeedupFromJson(*vs);
-      if (!speedup) return r.Fail("candidate " + std::to_string(c.id) + ": " + speedup.error().message);
-      c.vs_parent = *speedup;
+      auto read = r.JsonAt(12);
+      if (!read) return read.error();
+      vs = std::move(*read);
     }
+    if (Status s = ReadCandidateValues(*json, vs, c); !s) return r.Fail(s.error().message);
     return stored;
   }
 
@@ -463,14 +458,8 @@ class SqliteStore : public Store {
     l.coverage = std::isnan(r.Real(14)) ? 0 : r.Real(14);
     auto tags = r.JsonAt(13);
     if (!tags) return tags.error();
-    try {
-      l.tags.family = tags->value("family", "");
-      l.tags.bound = tags->value("bound", "");
-      l.tags.language = tags->value("language", "");
-      l.tags.strategies = tags->value("strategies", std::vector<std::string>{});
-    } catch (const Json::exception& e) {
-      return r.Fail(std::string("lesson ") + std::to_string(l.id) + " tags: " + e.what());
-    }
+    if (Status s = LessonTagsFromJson(*tags, l.tags); !s)
+      return r.Fail("lesson " + std::to_string(l.id) + " " + s.error().message);
     return stored;
   }
 

@@ -6,7 +6,8 @@
 /// so a run killed at any point resumes from what was recorded: a recorded LLM
 /// call or evaluation is looked up by its key and never paid for twice.
 /// Values are JSON documents; the store does not interpret them beyond the
-/// columns named here. Implementations: SQLite (embedded, one file).
+/// columns named here. Implementations: SQLite (embedded, one file) and
+/// PostgreSQL (a server a team shares).
 
 #include <cstdint>
 #include <memory>
@@ -107,5 +108,25 @@ struct SqliteOptions {
 /// Opens (or creates) the database and migrates its schema. Thread-safe: calls
 /// are serialized. Errors name the file.
 Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options);
+
+/// Opens (or creates) the store in a PostgreSQL database, `uri` being
+/// postgresql://user:password@host:port/database (libpq's URI), and migrates
+/// its schema (the SQL of src/store/postgres/, shared with the job queue that
+/// lives in the same database). Errors name the URI without its password: a
+/// server that is down, a wrong password, a schema newer than this program
+/// knows. One connection, reset when found broken; calls serialized.
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri);
+
+/// Where a store (or a queue) lives, as a user names it: a PostgreSQL URI
+/// (postgresql://... or postgres://...), else an SQLite file.
+bool IsPostgresUri(const std::string& location);
+/// `uri` without its password, for messages and logs ("postgresql://me@host/db").
+std::string RedactUri(const std::string& uri);
+/// The password in `uri`, read the way libpq reads it ("" when it has none).
+std::string UriPassword(const std::string& uri);
+
+/// Opens the store at `location` (IsPostgresUri decides which); `create`
+/// false makes a missing SQLite file an error.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& location, bool create = true);
 
 }  // namespace accelopt::store
