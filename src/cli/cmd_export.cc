@@ -18,18 +18,14 @@ void RegisterExportFib(CLI::App& export_cmd) {
   static int64_t run = 0;
   cmd->add_option("RUN", run, "run id (see `accelopt runs`)")->required();
   cmd->add_option("DIR", dir, "the dataset folder to write into (created when missing)")->required();
-  cmd->add_option("--db", db, "the store (SQLite file)");
+  cmd->add_option("--db", db, kDbHelp);
   cmd->add_option("--suite", suite_dir, "the task suite the run's tasks come from (default: the one it recorded)");
   cmd->add_option("--author", author, "the solutions' author, and the folder they are filed under");
   cmd->callback([] {
-    store::SqliteOptions options;
-    options.path = db;
-    options.create = false;  // a mistyped --db is an error, never a new empty store
-    auto store = store::OpenSqliteStore(options);
-    if (!store) throw Exit{kExitError, store.error().message};
-    auto info = (*store)->GetRun(run);
+    auto store = OpenStoreOrExit(db, /*create=*/false);
+    auto info = store->GetRun(run);
     if (!info) throw Exit{kExitError, info.error().message};
-    if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db)};
+    if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, store::RedactUri(db))};
     std::string suite_path = suite_dir;
     if (suite_path.empty() && (*info)->config.is_object()) suite_path = (*info)->config.value("suite", "");
     suite::Suite suite;
@@ -43,7 +39,7 @@ void RegisterExportFib(CLI::App& export_cmd) {
     const std::vector<suite::Task>& tasks = suite.tasks;
 
     run::FibExportOptions export_options{run, dir, author, ACCELOPT_VERSION};
-    auto report = run::ExportFib(**store, tasks, export_options);
+    auto report = run::ExportFib(*store, tasks, export_options);
     if (!report) throw Exit{kExitError, report.error().message};
     for (const auto& skipped : report->skipped) fmt::print(stderr, "skipped {}\n", skipped);
     for (const auto& t : report->tasks) {

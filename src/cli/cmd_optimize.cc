@@ -81,7 +81,7 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--llm-parallelism", s.llm_parallelism, "agent calls in flight at once")->check(CLI::PositiveNumber);
   cmd.add_option("--memory", f.memory, "lessons to start from and add to: fresh, shared, or a name");
-  cmd.add_option("--db", f.db, "the store (SQLite file)");
+  cmd.add_option("--db", f.db, kDbHelp);
   cmd.add_option("--shape", f.shape, "shape to optimize: bench or test");
   cmd.add_flag("--queue", f.queue.enabled,
                "evaluate through the store's job queue, served by `accelopt worker` processes (started elsewhere, "
@@ -263,6 +263,17 @@ struct Measuring {
   run::EvalRoute route;
 };
 
+// The one password the workers get ($PGPASSWORD) for the store and the queue
+// a run names; "" when neither URI holds one.
+std::string WorkersPassword(const std::string& db, const std::string& queue) {
+  const std::string a = store::UriPassword(db), b = store::UriPassword(queue);
+  if (!a.empty() && !b.empty() && a != b)
+    throw Exit{kExitUsage,
+               "--db and --queue-db hold different passwords, and the workers started here get one ($PGPASSWORD): "
+               "give the user one password, or keep them in ~/.pgpass"};
+  return a.empty() ? b : a;
+}
+
 std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id, targets::Target& target) {
   auto m = std::make_unique<Measuring>();
   auto say = [](const std::string& text) { fmt::print(stderr, "{}\n", text); };
@@ -277,17 +288,18 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
   auto queue = service::OpenJobQueue(queue_at);
   if (!queue) throw Exit{kExitError, queue.error().message};
   m->queue = std::move(*queue);
-  // The store by its absolute path: a worker started by hand may start in another folder.
-  const std::string db = std::filesystem::absolute(f.db).string();
+  // The store by its absolute path (a worker started by hand may start in
+  // another folder), or its URI without the password.
+  const std::string db = store::IsPostgresUri(f.db) ? store::RedactUri(f.db) : std::filesystem::absolute(f.db).string();
   std::vector<std::string> worker_args = {"worker", "--db", db, "--machine-class", machine_class};
   if (!f.queue.location.empty())
     worker_args.insert(worker_args.end(), {"--queue", service::RedactUri(f.queue.location)});
   const std::string shown = service::RedactUri(queue_at);
   if (!f.common.suite_dir.empty()) worker_args.insert(worker_args.end(), {"--suite", f.common.suite_dir});
   if (f.queue.workers > 0) {
-    // The workers started here take the queue's password from their
-    // environment, not from a command line every user of the machine can read.
-    if (const std::string password = service::UriPassword(f.queue.location); !password.empty())
+    // The workers started here take the password from their environment,
+    // not from a command line every user of the machine can read.
+    if (const std::string password = WorkersPassword(f.db, f.queue.location); !password.empty())
       setenv("PGPASSWORD", password.c_str(), 1);
     std::vector<std::string> args = worker_args;
     args.push_back("--stop-with-parent");
@@ -375,15 +387,6 @@ void CheckDefinitions(const Json& config, const std::vector<const suite::Task*>&
                            run_id, same.error().message)};
 }
 
-std::unique_ptr<store::Store> OpenDb(const std::string& path, bool create) {
-  store::SqliteOptions options;
-  options.path = path;
-  options.create = create;
-  auto db = store::OpenSqliteStore(options);
-  if (!db) throw Exit{kExitError, db.error().message};
-  return std::move(*db);
-}
-
 }  // namespace
 
 void RegisterOptimize(CLI::App& app) {
@@ -439,13 +442,13 @@ void RegisterOptimize(CLI::App& app) {
     auto definitions = run::TaskDefinitions(prepared.selected, f.shape);
     if (!definitions) throw Exit{kExitError, definitions.error().message};
     PrintEstimate(f, prepared.selected.size(), *prepared.client);
-    auto db = OpenDb(f.db, /*create=*/true);
+    auto db = OpenStoreOrExit(f.db, /*create=*/true);
     Json config = run::ToJson(ConfigOf(f));
     config["hardware"] = target->Hardware();
     config["task_definitions"] = *definitions;
     auto run_id = db->CreateRun(config);
     if (!run_id) throw Exit{kExitError, run_id.error().message};
-    fmt::print(stderr, "run {} (store {})\n", *run_id, f.db);
+    fmt::print(stderr, "run {} (store {})\n", *run_id, store::RedactUri(f.db));
     Execute(f, prepared, *run_id, *db, *target, json);
   });
 
@@ -456,7 +459,7 @@ void RegisterOptimize(CLI::App& app) {
   static std::string suite_dir;
   static std::optional<double> budget_usd;
   resume->add_option("RUN", run, "run id (see `accelopt runs`)")->required();
-  resume->add_option("--db", db_path, "the store (SQLite file)");
+  resume->add_option("--db", db_path, kDbHelp);
   resume->add_option("--suite", suite_dir,
                      "the suite's folder, when it moved since the run began (its tasks must hold the files the run "
                      "recorded)");
@@ -464,10 +467,10 @@ void RegisterOptimize(CLI::App& app) {
   static bool resume_json = false;
   resume->add_flag("--json", resume_json, "print the final table as JSON on stdout (progress stays on stderr)");
   resume->callback([] {
-    auto db = OpenDb(db_path, /*create=*/false);
+    auto db = OpenStoreOrExit(db_path, /*create=*/false);
     auto info = db->GetRun(run);
     if (!info) throw Exit{kExitError, info.error().message};
-    if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db_path)};
+    if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, store::RedactUri(db_path))};
     const Json& config = (**info).config;
     auto recorded = run::RunConfigFromJson(config);
     if (!recorded) throw Exit{kExitError, fmt::format("run {}: {}", run, recorded.error().message)};

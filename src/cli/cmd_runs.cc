@@ -1,6 +1,7 @@
 // accelopt runs / show / memory: what the store holds.
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <map>
 #include <set>
@@ -38,12 +39,7 @@ std::string MeasureOf(const Candidate& c) {
 // Reading commands open an existing store only: a mistyped --db is an error,
 // never a new empty store that shows an empty history.
 std::unique_ptr<store::Store> Open(const std::string& path, bool create = false) {
-  store::SqliteOptions options;
-  options.path = path;
-  options.create = create;
-  auto db = store::OpenSqliteStore(options);
-  if (!db) throw Exit{kExitError, db.error().message};
-  return std::move(*db);
+  return OpenStoreOrExit(path, create);
 }
 
 template <typename T>
@@ -59,7 +55,7 @@ void RequireMemory(store::Store& store, const std::string& name, const std::stri
     if (memory == name) return;
     names += (names.empty() ? "" : ", ") + memory;
   }
-  throw Exit{kExitError, fmt::format("no memory '{}' in {} ({})", name, db,
+  throw Exit{kExitError, fmt::format("no memory '{}' in {} ({})", name, store::RedactUri(db),
                                      names.empty() ? "it holds no lessons yet" : "memories: " + names)};
 }
 
@@ -67,7 +63,7 @@ void RegisterRuns(CLI::App& app) {
   auto* cmd = app.add_subcommand("runs", "list the runs in the store");
   static std::string db = "accelopt.db";
   static bool json = false;
-  cmd->add_option("--db", db, "the store (SQLite file)");
+  cmd->add_option("--db", db, kDbHelp);
   cmd->add_flag("--json", json, "print JSON");
   cmd->callback([] {
     auto runs = Must(Open(db)->ListRuns());
@@ -170,7 +166,7 @@ void RegisterShow(CLI::App& app) {
   static int64_t run = 0;
   static bool code = true, json = false;
   cmd->add_option("RUN", run, "run id")->required();
-  cmd->add_option("--db", db, "the store (SQLite file)");
+  cmd->add_option("--db", db, kDbHelp);
   cmd->add_flag("!--no-code", code, "do not print the best kernels' code");
   cmd->add_flag("--json", json,
                 "print JSON: the run, its hardware profile, per task the lineage from baseline to best (each "
@@ -178,7 +174,7 @@ void RegisterShow(CLI::App& app) {
   cmd->callback([] {
     auto store = Open(db);
     auto info = Must(store->GetRun(run));
-    if (!info) throw Exit{kExitError, fmt::format("no run {} in {}", run, db)};
+    if (!info) throw Exit{kExitError, fmt::format("no run {} in {}", run, store::RedactUri(db))};
     auto candidates = Must(store->ListCandidates(run, ""));
     std::map<int64_t, const Candidate*> by_id;
     std::map<std::string, std::vector<const Candidate*>> by_task;
@@ -258,11 +254,11 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
   static size_t max_lessons = defaults.memory_capacity, max_bytes = defaults.lesson_bytes;
   auto* cmd = memory_cmd.add_subcommand(
       "search",
-      "the lessons a planner would get: the kernel's tags rank them (same bound and family first, then "
-      "the largest verified effect), strategy= and TEXT filter them");
+      "the lessons a planner would get: the kernel's tags rank them (its machine class's lessons first, then "
+      "same bound and family, then the largest verified effect), strategy= and TEXT filter them");
   cmd->add_option("TEXT", words, "words every lesson shown must contain (any case)");
   cmd->add_option("--tag", tags,
-                  "key=value: task, family, bound, target, language describe the planner's kernel; strategy= "
+                  "key=value: task, family, bound, target, language, machine describe the planner's kernel; strategy= "
                   "keeps lessons of that kind (repeatable)")
       ->allow_extra_args(false)
       ->check([](const std::string& tag) -> std::string {
@@ -276,7 +272,7 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
         return "";
       });
   cmd->add_option("--memory", name, "memory name");
-  cmd->add_option("--db", db, "the store (SQLite file)");
+  cmd->add_option("--db", db, kDbHelp);
   cmd->add_option("--max-lessons", max_lessons, "lessons given at most (a planner's limit by default)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-bytes", max_bytes, "size of the block at most (a planner's limit by default)")
@@ -302,6 +298,7 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
       for (const auto& r : chosen) {
         Json j = ToJson(r.lesson);
         j["relevance"] = r.relevance;
+        j["same_machine"] = r.home == 2 ? Json(true) : r.home == 0 ? Json(false) : Json(nullptr);
         j["verified_effect"] = r.lesson.VerifiedEffect();
         out.push_back(j);
       }
@@ -312,7 +309,7 @@ void RegisterMemorySearch(CLI::App& memory_cmd, std::string& db, std::string& na
       fmt::print("no lesson in memory '{}' matches\n", name);
       return;
     }
-    const std::string block = memory::RenderLessons(chosen);
+    const std::string block = memory::RenderLessons(chosen, query.kernel.machine);
     fmt::print("{} of {} lessons in memory '{}', {} bytes, as a planner would read them:\n\n{}", chosen.size(),
                lessons.size(), name, block.size(), block);
   });
@@ -325,7 +322,7 @@ void RegisterMemory(CLI::App& app) {
   static int64_t id = 0;
   static bool list_json = false, show_json = false;
   auto* list = cmd->add_subcommand("list", "memories and their lessons, newest first");
-  list->add_option("--db", db, "the store (SQLite file)");
+  list->add_option("--db", db, kDbHelp);
   list->add_flag("--json", list_json, "print JSON: [{memory, lessons: [each lesson in full]}]");
   list->callback([] {
     auto store = Open(db);
@@ -340,7 +337,7 @@ void RegisterMemory(CLI::App& app) {
       fmt::print("{}\n", DumpJson(out, 2));
       return;
     }
-    if (memories.empty()) fmt::print("no lessons in {}: memories fill as `accelopt optimize` learns\n", db);
+    if (memories.empty()) fmt::print("no lessons in {}: memories fill as `accelopt optimize` learns\n", store::RedactUri(db));
     for (const auto& [memory, count] : memories) {
       fmt::print("{} ({} lessons)\n", memory, count);
       for (const auto& l : Must(store->ListLessons(memory, 0)))
@@ -350,7 +347,7 @@ void RegisterMemory(CLI::App& app) {
   });
   auto* show = cmd->add_subcommand("show", "one lesson in full");
   show->add_option("ID", id, "lesson id")->required();
-  show->add_option("--db", db, "the store (SQLite file)");
+  show->add_option("--db", db, kDbHelp);
   show->add_flag("--json", show_json, "print JSON: the lesson, its memory and the run and candidates it came from");
   show->callback([] {
     auto stored = Must(Open(db)->GetLesson(id));
@@ -366,7 +363,7 @@ void RegisterMemory(CLI::App& app) {
   RegisterMemorySearch(*cmd, db, name);
   auto* exp = cmd->add_subcommand("export", "write a memory's lessons as JSON");
   exp->add_option("--memory", name, "memory name");
-  exp->add_option("--db", db, "the store (SQLite file)");
+  exp->add_option("--db", db, kDbHelp);
   exp->add_option("FILE", file, "output file (default: stdout)");
   exp->callback([] {
     auto store = Open(db);
@@ -381,7 +378,7 @@ void RegisterMemory(CLI::App& app) {
   auto* imp = cmd->add_subcommand("import", "add lessons from an exported JSON file to a memory");
   imp->add_option("FILE", file, "exported lessons")->required();
   imp->add_option("--memory", name, "memory to add them to");
-  imp->add_option("--db", db, "the store (SQLite file)");
+  imp->add_option("--db", db, kDbHelp);
   imp->callback([] {
     auto json = ReadJsonFile(file);
     if (!json) throw Exit{kExitError, json.error().message};
@@ -391,19 +388,35 @@ void RegisterMemory(CLI::App& app) {
     std::set<std::tuple<std::string, std::string, std::string>> held;
     for (const auto& l : Must(store->ListLessons(name, 0)))
       held.insert({l.lesson.tags.task, l.lesson.title, l.lesson.text});
-    int added = 0, already = 0, position = 0;
-    // Oldest first, so the newest stays newest.
-    for (auto it = json->rbegin(); it != json->rend(); ++it) {
-      ++position;
+    // Every entry is read and checked before any is added: a file with one
+    // bad lesson (a speedup no measurement gives, an interval that does not
+    // hold its estimate) adds nothing, and the error names each bad entry.
+    std::vector<Lesson> lessons;
+    std::vector<std::string> bad;
+    for (size_t i = 0; i < json->size(); ++i) {
       // The store numbers the lessons it adds: a file written by hand need not.
-      Json entry = *it;
+      Json entry = (*json)[i];
       if (entry.is_object() && !entry.contains("id")) entry["id"] = 0;
       auto lesson = LessonFromJson(entry);
-      if (!lesson)
-        throw Exit{kExitError,
-                   file + " (entry " + std::to_string(json->size() - position + 1) + "): " + lesson.error().message};
-      Lesson& l = *lesson;
-      if (l.tags.target.empty()) l.tags.target = targets::kDefaultTarget;  // exported before lessons named their target
+      Status checked = lesson ? CheckImportedLesson(*lesson) : Status(lesson.error());
+      if (!checked) {
+        bad.push_back(fmt::format("entry {}: {}", i + 1, checked.error().message));
+        continue;
+      }
+      if (lesson->tags.target.empty()) lesson->tags.target = targets::kDefaultTarget;  // exported before lessons named their target
+      lessons.push_back(std::move(*lesson));
+    }
+    if (!bad.empty()) {
+      const size_t shown = std::min<size_t>(bad.size(), 5);
+      throw Exit{kExitError, fmt::format("{}: {} of {} lessons cannot be imported, so none was:\n  {}{}", file,
+                                         bad.size(), json->size(), fmt::join(bad.begin(), bad.begin() + shown, "\n  "),
+                                         bad.size() > shown ? fmt::format("\n  ... and {} more", bad.size() - shown)
+                                                            : std::string())};
+    }
+    int added = 0, already = 0;
+    // Oldest first, so the newest stays newest.
+    for (auto it = lessons.rbegin(); it != lessons.rend(); ++it) {
+      const Lesson& l = *it;
       if (!held.insert({l.tags.task, l.title, l.text}).second) {
         ++already;
         continue;

@@ -58,11 +58,11 @@ void RegisterWorker(CLI::App& app) {
       "worker that dies loses its lease and its job runs again elsewhere)");
   static WorkerFlags f;
   cmd->add_option("--db", f.db,
-                  "the store (SQLite file) that keeps this machine's hardware profile, and the queue it serves "
-                  "unless --queue names another");
+                  "the store that keeps this machine's hardware profile (an SQLite file or a PostgreSQL database: "
+                  "postgresql://user@host:port/db), and the queue it serves unless --queue names another");
   cmd->add_option("--queue", f.queue,
                   "the queue it serves: an SQLite file or a PostgreSQL database (postgresql://user@host:port/db; a "
-                  "password from $PGPASSWORD or ~/.pgpass stays out of process listings); default: the --db file");
+                  "password from $PGPASSWORD or ~/.pgpass stays out of process listings); default: the --db store");
   cmd->add_option("--device", f.device,
                   "the device it owns: its machine-wide lock is held while a job measures (default: each job's "
                   "target's device)");
@@ -117,11 +117,7 @@ void RegisterWorker(CLI::App& app) {
       say("waiting for the " + device + " device, held by " + holder);
     };
     // Its machine's hardware profile lives in the store: read there when a job names none, and kept there.
-    store::SqliteOptions store_options;
-    store_options.path = f.db;
-    auto db = store::OpenSqliteStore(store_options);
-    if (!db) throw Exit{kExitError, db.error().message};
-    std::shared_ptr<store::Store> hardware_store = std::move(*db);
+    std::shared_ptr<store::Store> hardware_store = OpenStoreOrExit(f.db, /*create=*/true);
     const std::string machine = options.info.machine_class;
     options.local.recorded_hardware = [hardware_store, machine, say = options.say](const std::string& target) {
       auto profile = hardware_store->GetHardware(target, machine);

@@ -10,6 +10,12 @@
 
 namespace accelopt::cli {
 
+std::unique_ptr<store::Store> OpenStoreOrExit(const std::string& location, bool create) {
+  auto db = store::OpenStore(location, create);
+  if (!db) throw Exit{kExitError, db.error().message};
+  return std::move(*db);
+}
+
 void AddSuiteFlag(CLI::App& app, CommonFlags& flags) {
   app.add_option("--suite", flags.suite_dir, "task suite folder (default: $ACCELOPT_SUITE, else the suite of an unpacked dist, else ./suite)");
 }

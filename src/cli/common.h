@@ -11,6 +11,7 @@
 #include "core/result.h"
 #include "run/config.h"
 #include "service/evaluator.h"
+#include "store/store.h"
 #include "suite/task.h"
 #include "targets/registry.h"
 
@@ -26,6 +27,15 @@ struct Exit {
   int code;
   std::string message;
 };
+
+/// What every --db option says: an SQLite file or a PostgreSQL database.
+inline constexpr const char* kDbHelp =
+    "the store: an SQLite file, or a PostgreSQL database a team shares (postgresql://user@host:port/db; a "
+    "password from $PGPASSWORD or ~/.pgpass stays out of process listings)";
+
+/// Opens the store a --db names. `create` false: a missing SQLite file is an
+/// error (a mistyped --db never becomes a new empty store).
+std::unique_ptr<store::Store> OpenStoreOrExit(const std::string& location, bool create);
 
 /// Options every subcommand that reads the suite shares.
 struct CommonFlags {

@@ -46,10 +46,12 @@ std::vector<RankedLesson> SelectLessons(const std::vector<Lesson>& lessons, cons
                               [&](const auto& tag) { return l.tags.Has(tag.first, tag.second); });
     if (!wanted || !HasWords(l, q.text)) continue;
     int relevance = Same(l.tags.bound, q.kernel.bound) + Same(l.tags.family, q.kernel.family);
-    candidates.push_back({l, relevance});
+    int home = (l.tags.machine.empty() || q.kernel.machine.empty()) ? 1 : (l.tags.machine == q.kernel.machine ? 2 : 0);
+    candidates.push_back({l, relevance, home});
   }
   // Stable: among equals, the newest (the input's order) first.
   std::stable_sort(candidates.begin(), candidates.end(), [](const RankedLesson& a, const RankedLesson& b) {
+    if (a.home != b.home) return a.home > b.home;
     if (a.relevance != b.relevance) return a.relevance > b.relevance;
     return std::fabs(a.lesson.VerifiedEffect()) > std::fabs(b.lesson.VerifiedEffect());
   });
@@ -57,7 +59,7 @@ std::vector<RankedLesson> SelectLessons(const std::vector<Lesson>& lessons, cons
   size_t bytes = 0;
   for (const auto& c : candidates) {
     if (chosen.size() >= limits.max_lessons) break;
-    size_t size = RenderLesson(c.lesson, static_cast<int>(chosen.size()) + 1).size();
+    size_t size = RenderLesson(c.lesson, static_cast<int>(chosen.size()) + 1, q.kernel.machine).size();
     if (bytes + size > limits.max_bytes) continue;  // a smaller one further down may still fit
     bytes += size;
     chosen.push_back(c);
@@ -65,7 +67,7 @@ std::vector<RankedLesson> SelectLessons(const std::vector<Lesson>& lessons, cons
   return chosen;
 }
 
-std::string RenderLesson(const Lesson& l, int n) {
+std::string RenderLesson(const Lesson& l, int n, const std::string& here) {
   char effect[160];
   if (l.low != l.high)
     std::snprintf(effect, sizeof effect, "%.2fx (%s %.2f to %.2f)", l.speedup, IntervalName(l.coverage).c_str(), l.low,
@@ -74,15 +76,17 @@ std::string RenderLesson(const Lesson& l, int n) {
     std::snprintf(effect, sizeof effect, "%.2fx", l.speedup);
   std::string about = Join({l.tags.task, l.tags.family, l.tags.bound.empty() ? "" : l.tags.bound + "-bound"}, ", ");
   std::string kinds = Join(l.tags.strategies, ", ");
-  return "Lesson " + std::to_string(n) + " (from " + about + (kinds.empty() ? "" : "; " + kinds) + "; " +
+  const std::string where =
+      (!l.tags.machine.empty() && l.tags.machine != here) ? "; verified on another machine: " + l.tags.machine : "";
+  return "Lesson " + std::to_string(n) + " (from " + about + (kinds.empty() ? "" : "; " + kinds) + where + "; " +
          (l.speedup >= 1 ? "made " + What(l) + " faster, " : "made " + What(l) + " slower, avoid: ") +
          effect + "):\n" + l.text + "\n\n";
 }
 
-std::string RenderLessons(const std::vector<RankedLesson>& lessons) {
+std::string RenderLessons(const std::vector<RankedLesson>& lessons, const std::string& here) {
   std::string out;
   int n = 0;
-  for (const auto& r : lessons) out += RenderLesson(r.lesson, ++n);
+  for (const auto& r : lessons) out += RenderLesson(r.lesson, ++n, here);
   return out;
 }
 
@@ -94,7 +98,7 @@ void OptimizationMemory::Update(const std::vector<Lesson>& newest) {
 }
 
 std::string OptimizationMemory::RenderFor(const LessonTags& kernel) const {
-  return RenderLessons(SelectLessons(lessons_, {kernel, {}, ""}, limits_));
+  return RenderLessons(SelectLessons(lessons_, {kernel, {}, ""}, limits_), kernel.machine);
 }
 
 }  // namespace accelopt::memory

@@ -33,20 +33,26 @@ struct SelectionLimits {
 struct RankedLesson {
   Lesson lesson;
   int relevance = 0;  ///< 2: same bound and family, 1: one of them, 0: neither
+  /// 2: verified on the kernel's machine class, 1: on a class not recorded,
+  /// 0: on another class (its effect may not hold here).
+  int home = 1;
 };
 
 /// The lessons a planner gets, most relevant first: only those of the
 /// kernel's target and language (where both are known) that have the
-/// required tags and words; ranked by relevance (same bound and family
-/// first), then by the size of their verified effect (negative lessons
-/// scoped and ranked alike), then newest; as many as fit the limits.
+/// required tags and words; those verified on the kernel's machine class
+/// first, then those whose class is not recorded, then other classes'; within
+/// each, ranked by relevance (same bound and family first), then by the size
+/// of their verified effect (negative lessons scoped and ranked alike), then
+/// newest; as many as fit the limits.
 std::vector<RankedLesson> SelectLessons(const std::vector<Lesson>& lessons, const LessonQuery& query,
                                         const SelectionLimits& limits);
 
-/// One lesson as the planner reads it, numbered `n`.
-std::string RenderLesson(const Lesson& lesson, int n);
+/// One lesson as the planner reads it, numbered `n`; where it was verified
+/// when that is not `here` (the planner's machine class).
+std::string RenderLesson(const Lesson& lesson, int n, const std::string& here = "");
 /// The block of lessons as the planner reads it; "" when empty.
-std::string RenderLessons(const std::vector<RankedLesson>& lessons);
+std::string RenderLessons(const std::vector<RankedLesson>& lessons, const std::string& here = "");
 
 /// The lessons a search draws on: those it started with (from the store)
 /// and those it learns, newest first.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace accelopt::memory {
 namespace {
 
@@ -53,6 +55,50 @@ TEST(SelectLessons, AnIntervalReachingOneProvesNothingAndOtherTargetsAreLeftOut)
                                  L("proven", "elementwise", "memory", 1.2, 1.3), other};
   EXPECT_EQ(Titles(SelectLessons(lessons, For("elementwise", "memory"), {})),
             (std::vector<std::string>{"proven", "unproven"}));
+}
+
+TEST(SelectLessons, TheKernelsMachineClassFirstAndThePlannerSeesWhereOthersCameFrom) {
+  Lesson mine = L("mine", "matmul", "mm", 1.1, 1.2);  // least relevant, smallest effect
+  mine.tags.machine = "epyc-avx2";
+  Lesson theirs = L("theirs", "elementwise", "memory", 3.0, 4.0);  // most relevant, largest effect
+  theirs.tags.machine = "xeon-avx512";
+  Lesson unknown = L("unknown", "elementwise", "memory", 2.0, 2.5);  // recorded before machines were kept
+  LessonQuery query = For("elementwise", "memory");
+  query.kernel.machine = "epyc-avx2";
+  auto chosen = SelectLessons({theirs, unknown, mine}, query, {});
+  EXPECT_EQ(Titles(chosen), (std::vector<std::string>{"mine", "unknown", "theirs"}));
+  EXPECT_EQ(chosen[0].home, 2);
+  EXPECT_EQ(chosen[1].home, 1);
+  EXPECT_EQ(chosen[2].home, 0);
+  const std::string block = RenderLessons(chosen, "epyc-avx2");
+  EXPECT_EQ(block.find("verified on another machine: epyc-avx2"), std::string::npos) << block;
+  EXPECT_NE(block.find("Lesson 3 (from t-theirs, elementwise, memory-bound; tiling; verified on another machine: "
+                       "xeon-avx512;"),
+            std::string::npos)
+      << block;
+  // A kernel whose class is not known ranks every lesson alike.
+  EXPECT_EQ(Titles(SelectLessons({theirs, unknown, mine}, For("elementwise", "memory"), {})),
+            (std::vector<std::string>{"theirs", "unknown", "mine"}));
+}
+
+TEST(CheckImportedLesson, RefusesWhatNoMeasurementGivesAndNamesTheField) {
+  Lesson good = L("good", "matmul", "mm", 1.5, 1.7);
+  EXPECT_TRUE(CheckImportedLesson(good).ok());
+  auto refused = [&](auto change, const std::string& says) {
+    Lesson l = good;
+    change(l);
+    Status s = CheckImportedLesson(l);
+    ASSERT_FALSE(s.ok()) << says;
+    EXPECT_NE(s.error().message.find(says), std::string::npos) << s.error().message;
+  };
+  refused([](Lesson& l) { l.speedup = l.low = l.high = 1e300; }, "speedup 1e+300 is not a speedup");
+  refused([](Lesson& l) { l.speedup = -5; }, "speedup -5 is not a speedup");
+  refused([](Lesson& l) { l.speedup = std::nan(""); }, "speedup nan");
+  refused([](Lesson& l) { l.speedup = 2.5; }, "outside its interval [1.5, 1.7]");
+  refused([](Lesson& l) { l.high = 1e9; }, "speedup_high 1e+09");
+  refused([](Lesson& l) { l.coverage = 7; }, "speedup_coverage 7 is not a probability");
+  refused([](Lesson& l) { l.title.clear(); }, "no title");
+  refused([](Lesson& l) { l.text = std::string(70000, 'x'); }, "text of 70000 bytes");
 }
 
 TEST(SelectLessons, TheBlockStaysWithinItsSizeAndCount) {

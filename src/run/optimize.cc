@@ -489,6 +489,9 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   state.best = state.beam.front();
   search::SearchOptions options = f.search;
   options.scope = ScopeOf(task, info);
+  // The class of machine its kernels are measured on: its lessons are
+  // verified there, and a planner is given that class's lessons first.
+  options.scope.machine = f.route.machine_class.empty() ? target.Machine() : f.route.machine_class;
   if (task.kind == suite::TaskKind::kCode) options.noise_margin = task.code.noise_margin;
   search::SearchState final_state = search::RunBeamSearch(agents, evaluator, state, options, recorder,
                                                           "run" + std::to_string(run_id) + "/" + task.name);
