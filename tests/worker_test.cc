@@ -205,5 +205,85 @@ TEST(Worker, TheDemoRunsThroughAPostgresQueueAndKeepsItsPasswordOutOfSight) {
   EXPECT_EQ(counts->queued + counts->running + counts->failed, 0);
 }
 
+
+// A team's setting: one PostgreSQL database holds the store and the queue;
+// two engines run at once, on one memory, and workers started apart from
+// either drain their jobs. What one engine learns, the other draws on.
+TEST(Worker, TwoEnginesOnOnePostgresStoreShareOneMemoryAndOneQueue) {
+  std::string why_not;
+  testing::PostgresServer* server = testing::SharedPostgresServer(&why_not);
+  if (!server) GTEST_SKIP() << why_not;
+  auto uri = server->CreateDatabase("two_engines_" + std::to_string(getpid()));
+  ASSERT_TRUE(uri.ok()) << uri.error().message;
+  // Everyone names the database without its password, which comes from the environment.
+  const std::string shown = service::RedactUri(*uri);
+  ASSERT_EQ(setenv("PGPASSWORD", server->password().c_str(), 1), 0);
+  testing::TempDir dir;
+  const std::string suite = std::string(ACCELOPT_SOURCE_DIR) + "/suite";
+  const std::string machine_class = "team-" + std::to_string(getpid());
+
+  // A lesson the team's memory holds before either engine starts.
+  const std::string lessons = dir.path() + "/lessons.json";
+  ASSERT_TRUE(WriteJsonFile(lessons, Json::array({Json{{"task", "silu"},
+                                                       {"target", "cpu"},
+                                                       {"machine", machine_class},
+                                                       {"speedup", 1.5},
+                                                       {"speedup_low", 1.4},
+                                                       {"speedup_high", 1.6},
+                                                       {"title", "Vectorize the loop"},
+                                                       {"text", "**Vectorize the loop**\nUse 8-wide lanes."}}}))
+                  .ok());
+  CommandRun imported = Accelopt("memory import " + lessons + " --memory demo --db '" + shown + "'");
+  ASSERT_EQ(imported.exit_code, 0) << imported.out;
+
+  std::vector<std::unique_ptr<testing::BackgroundAccelopt>> workers;
+  for (int i = 1; i <= 2; ++i)
+    workers.push_back(std::make_unique<testing::BackgroundAccelopt>(
+        "worker --db '" + shown + "' --machine-class " + machine_class + " --name local-" + std::to_string(i) +
+            " --suite " + suite,
+        dir.path() + "/worker-" + std::to_string(i) + ".log"));
+  std::vector<std::unique_ptr<testing::BackgroundAccelopt>> engines;
+  for (int i = 1; i <= 2; ++i)
+    engines.push_back(std::make_unique<testing::BackgroundAccelopt>(
+        "optimize --demo --shape test --queue --machine-class " + machine_class + " --suite " + suite + " --db '" +
+            shown + "'",
+        dir.path() + "/engine-" + std::to_string(i) + ".log"));
+  for (auto& engine : engines) {
+    CommandRun run = engine->Wait();
+    EXPECT_EQ(run.exit_code, 0) << run.out;
+    EXPECT_NE(run.out.find("lessons from memory 'demo'"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("% peak after"), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find(server->password()), std::string::npos) << "the password was shown";
+  }
+  for (auto& worker : workers) {
+    kill(worker->pid(), SIGTERM);
+    CommandRun stopped = worker->Wait();  // stopped by the signal between jobs, or done
+    EXPECT_TRUE(stopped.exit_code == 0 || stopped.exit_code == 128 + SIGTERM) << stopped.out;
+  }
+  unsetenv("PGPASSWORD");
+
+  // Both runs are in the one store, finished.
+  CommandRun runs = Accelopt("runs --json --db '" + *uri + "'");
+  ASSERT_EQ(runs.exit_code, 0) << runs.out;
+  auto listed = Json::parse(runs.out, nullptr, false);
+  ASSERT_TRUE(listed.is_array()) << runs.out;
+  ASSERT_EQ(listed.size(), 2u) << runs.out;
+  for (const Json& run : listed) EXPECT_EQ(run.value("status", ""), "finished") << run.dump();
+  // The queue is drained, every job once, and only these workers served it.
+  auto queue = service::OpenJobQueue(*uri);
+  ASSERT_TRUE(queue.ok()) << queue.error().message;
+  auto counts = (*queue)->Counts(3600);
+  ASSERT_TRUE(counts.ok()) << counts.error().message;
+  EXPECT_GE(counts->done, 3);
+  EXPECT_EQ(counts->queued + counts->running + counts->failed, 0);
+  for (const auto& w : counts->live_workers) EXPECT_TRUE(w.name == "local-1" || w.name == "local-2") << w.name;
+  // The memory is one: its lessons name the runs that taught them, whichever engine ran them.
+  CommandRun memory = Accelopt("memory export --memory demo --db '" + *uri + "'");
+  ASSERT_EQ(memory.exit_code, 0) << memory.out;
+  auto exported = Json::parse(memory.out, nullptr, false);
+  ASSERT_TRUE(exported.is_array()) << memory.out;
+  EXPECT_GE(exported.size(), 1u);
+}
+
 }  // namespace
 }  // namespace accelopt
