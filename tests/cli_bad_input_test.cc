@@ -185,6 +185,30 @@ TEST(CliBadInput, MemoryImportIsIdempotentAndUnknownMemoriesAreErrors) {
   EXPECT_NE(none.out.find("no lessons in"), std::string::npos) << none.out;
 }
 
+// A lesson file may come from anyone: one with a lesson no measurement
+// could give adds nothing, and the error names each bad entry and its field.
+TEST(CliBadInput, MemoryImportChecksEveryLessonAndAddsNoneOfABadFile) {
+  testing::TempDir dir;
+  const std::string db = " --db " + dir.path() + "/accelopt.db";
+  const std::string file = dir.path() + "/lessons.json";
+  std::ofstream(file) << R"([{"task": "silu", "speedup": 1.5, "title": "Fuse", "text": "**Fuse** the passes"},
+                            {"task": "silu", "speedup": 1e300, "title": "Magic", "text": "**Magic**"},
+                            {"task": "silu", "speedup": -5, "title": "Negative", "text": "**Negative**"},
+                            {"task": "silu", "speedup": 2, "speedup_low": 2.5, "speedup_high": 3,
+                             "title": "Outside", "text": "**Outside**"}])";
+  CommandRun bad = Accelopt("memory import " + file + " --memory mine" + db);
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("3 of 4 lessons cannot be imported, so none was"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("entry 2: lesson \"Magic\": speedup 1e+300 is not a speedup"), std::string::npos)
+      << bad.out;
+  EXPECT_NE(bad.out.find("entry 3: lesson \"Negative\": speedup -5"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("entry 4: lesson \"Outside\": speedup 2 is outside its interval [2.5, 3]"),
+            std::string::npos)
+      << bad.out;
+  CommandRun list = Accelopt("memory list" + db);
+  EXPECT_EQ(list.out.find("mine"), std::string::npos) << "a lesson of the bad file was added: " << list.out;
+}
+
 // A home folder where the hardware profile cannot be written is found out
 // before the calibration, naming the folder and the reason.
 TEST(CliBadInput, AnUnwritableHomeIsFoundBeforeCalibrating) {

@@ -92,8 +92,8 @@ Result<Lesson> LessonFromJson(const Json& j) {
 
 Status CheckImportedLesson(const Lesson& l) {
   auto bad = [&](const std::string& what) {
-    return Error{"lesson " + std::to_string(l.id) + (l.title.empty() ? "" : " (\"" + l.title.substr(0, 60) + "\")") +
-                 ": " + what};
+    return Error{"lesson" + (l.id != 0 ? " " + std::to_string(l.id) : "") +
+                 (l.title.empty() ? "" : " \"" + l.title.substr(0, 60) + "\"") + ": " + what};
   };
   auto shown = [](double v) {
     char buf[32];
