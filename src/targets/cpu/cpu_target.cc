@@ -21,6 +21,7 @@
 #include "core/scratch.h"
 #include "eval/calls.h"
 #include "eval/expected.h"
+#include "eval/machine_facts.h"
 #include "eval/scoring.h"
 #include "targets/cpu/candidate_run.h"
 #include "targets/cpu/hardware_store.h"
@@ -115,7 +116,9 @@ class CpuTarget : public targets::Target {
           "; measured on this machine: memory bandwidth {:.1f} GB/s, FMA peak {:.0f} GFLOP/s, non-FMA vector peak "
           "{:.0f} GFLOP/s (all cores)",
           options_.hardware->bandwidth_gbs, options_.hardware->peak_mm_gflops, options_.hardware->peak_vec_gflops);
-    return text;
+    // Read when first asked (it runs the compiler): what an expert asks next.
+    std::call_once(facts_once_, [this] { facts_ = eval::DescribeMachineFacts(eval::ReadCpuInfo(), options_.kernel_compile.compiler); });
+    return text + "; " + facts_;
   }
 
   double MemoryNeededBytes(const suite::BoundTask& bound) const override { return cpu::MemoryNeededBytes(bound); }
@@ -215,6 +218,8 @@ class CpuTarget : public targets::Target {
   std::mutex device_mu_;
   std::weak_ptr<eval::DeviceLock> device_;
   MachineIdentity machine_;  ///< read once: the machine does not change while the target lives
+  mutable std::once_flag facts_once_;
+  mutable std::string facts_;  ///< eval::DescribeMachineFacts, once MachineText is first called
 };
 
 std::vector<CpuTarget::OtherShape> CpuTarget::OtherShapesOf(const targets::EvalRequest& request) const {
