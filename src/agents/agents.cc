@@ -1,5 +1,9 @@
 #include "agents/agents.h"
 
+#include <fmt/core.h>
+
+#include "eval/compare.h"
+
 #include <cstdio>
 
 #include "core/json_io.h"
@@ -66,7 +70,8 @@ std::map<std::string, std::string> Agents::Common() const {
       {"flags", brief_.flags},
       {"isa", brief_.isa},
       {"checked_shapes", brief_.checked_shapes.empty() ? "none" : brief_.checked_shapes},
-      {"tolerance", tolerance}};
+      {"tolerance", tolerance},
+      {"element_bound_scale", fmt::format("{:g}", eval::kElementBoundScale)}};
   for (const auto& [name, value] : brief_.values) v[name] = value;
   v["tune_budget"] = std::to_string(brief_.tune_budget);
   std::string strategies;

@@ -123,6 +123,23 @@ std::string ExecutorFromTitle(const std::string& prompt) {
   return Fenced("ms " + ms + ";\n// " + title + "\n");
 }
 
+// The accuracy rule as numbers, not "a small multiple of float32 rounding".
+TEST_F(BeamSearchTest, ThePromptsSayTheAccuracyBoundAsNumbers) {
+  RuleModel model([&](const std::string& role, const std::string& prompt, const std::string&) -> std::string {
+    if (role == "planner") return "PLAN: idea ms 4\nDo it.";
+    if (role == "executor") return ExecutorFromTitle(prompt);
+    return "no optimization found";
+  });
+  SearchListener listener;
+  Run(model, Start(), listener);
+  auto plans = model.Of("planner");
+  ASSERT_FALSE(plans.empty());
+  const std::string& prompt = plans[0].prompt;
+  EXPECT_NE(prompt.find("relative L2 error of 2e-05"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("within 16 × (|r32 − r| + 1.19e-7·|r| + RMS(r32 − r)) of r"), std::string::npos) << prompt;
+  EXPECT_EQ(prompt.find("small multiple"), std::string::npos) << prompt;
+}
+
 TEST_F(BeamSearchTest, EachSequentialPlanSeesTheTitlesBeforeIt) {
   int n = 0;
   RuleModel model([&](const std::string& role, const std::string& prompt, const std::string&) -> std::string {
