@@ -86,6 +86,7 @@ std::map<std::string, std::string> Agents::ForPlanner(const KernelView& kernel, 
   v["kernel"] = kernel.code;
   v["profile"] = kernel.profile_text;
   v["lineage"] = LineageText(kernel);
+  v["attempts"] = kernel.attempts.empty() ? "(none yet)\n" : kernel.attempts;
   v["lessons"] = lessons.empty() ? "(none yet)" : lessons;
   return v;
 }

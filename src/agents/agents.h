@@ -59,6 +59,7 @@ struct KernelView {
   std::string code;
   std::string profile_text;  ///< latency, percent of peak, bound, throughput, counters, vectorization remarks
   std::string lineage;       ///< the plans that led to it from the baseline, oldest first; "" for the baseline
+  std::string attempts;      ///< every plan tried on it, its ancestors and their children, with outcomes (search::AttemptHistory)
 };
 
 /// Two kernels of a pair as the summarizer sees them, with the measured speedup.

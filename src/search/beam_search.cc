@@ -110,6 +110,68 @@ std::string Lineage(const Candidate& c, const std::vector<Candidate>& known) {
 
 namespace {
 
+std::string Title(const std::string& plan) { return plan.substr(0, plan.find('\n')); }
+
+// One attempt's outcome as its side-by-side comparison with its parent, or its verdict, says it.
+std::string Outcome(const Candidate& k, double margin) {
+  if (!k.ok()) {
+    std::string message = k.profile.message.substr(0, 100);
+    for (char& ch : message)
+      if (ch == '\n') ch = ' ';
+    return "failed: " + std::string(VerdictName(k.profile.status)) + (message.empty() ? "" : " (" + message + ")");
+  }
+  if (!k.vs_parent) return "not compared with its parent side by side";
+  const PairedSpeedup& v = *k.vs_parent;
+  char interval[96];
+  if (v.pairs == 0)  // its target cannot time two kernels side by side
+    std::snprintf(interval, sizeof interval, "%.2fx, the ratio of two medians", v.speedup);
+  else
+    std::snprintf(interval, sizeof interval, "%.2fx, interval %.2f to %.2f", v.speedup, v.ci_low, v.ci_high);
+  if (v.disturbed) return std::string("not decided: measured while other processes loaded the machine (") + interval + ")";
+  if (v.ci_low > 1 + margin) return std::string("faster: ") + interval;
+  if (v.ci_high < 1 / (1 + margin)) return std::string("slower: ") + interval;
+  return std::string("neutral, no clear difference: ") + interval;
+}
+
+}  // namespace
+
+std::string AttemptHistory(const Candidate& c, const SearchState& state, double margin, size_t max_bytes) {
+  std::map<std::string, const Candidate*> by_hash;
+  for (const auto& k : state.known) by_hash.emplace(k.hash, &k);
+  // The kernel and its ancestors, by how the planner knows each.
+  std::map<std::string, std::string> on;
+  int steps = 0;
+  for (const Candidate* at = &c; at && !on.count(at->hash);) {
+    on[at->hash] = steps == 0 ? "this kernel" : steps == 1 ? "its parent" : "an ancestor " + std::to_string(steps) + " steps back";
+    ++steps;
+    auto parent = by_hash.find(at->parent_hash);
+    at = parent == by_hash.end() ? nullptr : parent->second;
+  }
+  std::vector<std::string> lines;  // oldest first
+  for (const auto& k : state.known) {
+    if (k.plan.empty() || !on.count(k.parent_hash)) continue;
+    const bool kept = on.count(k.hash) > 0;
+    lines.push_back("- on " + on[k.parent_hash] + ": " + Title(k.plan) + ": " + Outcome(k, margin) +
+                    (kept ? " (taken: on this kernel's lineage)" : ""));
+  }
+  for (const auto& d : state.duplicates) {
+    if (!on.count(d.parent_hash)) continue;
+    lines.push_back("- on " + on[d.parent_hash] + ": " + d.title + ": duplicate: its kernel was candidate " +
+                    std::to_string(d.of) + "'s, already measured");
+  }
+  std::string out;
+  size_t shown = 0;
+  for (size_t i = lines.size(); i-- > 0;) {
+    if (out.size() + lines[i].size() + 1 > max_bytes) break;
+    out += lines[i] + "\n";
+    ++shown;
+  }
+  if (shown < lines.size()) out += "(" + std::to_string(lines.size() - shown) + " older attempts left out)\n";
+  return out;
+}
+
+namespace {
+
 std::string SpeedupText(const Speedup& s) {
   char text[160];
   if (s.low == s.high)
@@ -257,7 +319,8 @@ class Iteration {
   }
 
   agents::KernelView View(const Candidate& c) const {
-    return {c.code, ProfileText(c.profile), Lineage(c, state_.known)};
+    return {c.code, ProfileText(c.profile), Lineage(c, state_.known),
+            AttemptHistory(c, state_, options_.noise_margin)};
   }
 
   // What the memory is asked about for a kernel: its task and its bound.
@@ -311,8 +374,14 @@ class Iteration {
       listener_.OnProgress(number_, ++evaluated_, total_, state_.best);
     }
     if (!state_.engine_failure.empty()) return;
-    for (Candidate* c : duplicates)
-      if (seen_.count(c->hash)) listener_.OnDuplicate(*c, seen_.at(c->hash));
+    for (Candidate* c : duplicates) {
+      if (!seen_.count(c->hash)) continue;
+      const Candidate& first = seen_.at(c->hash);
+      listener_.OnDuplicate(*c, first);
+      // Another sample of the plan that made it is not an attempt of its own.
+      if (first.plan != c->plan || first.parent_hash != c->parent_hash)
+        state_.duplicates.push_back({c->parent_hash, Title(c->plan), first.id});
+    }
     // A duplicate is the candidate evaluated first: its profile, id, plan and
     // parent, so nothing later (a lesson, the beam) claims an edge the store
     // does not have.

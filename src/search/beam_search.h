@@ -118,6 +118,14 @@ struct SearchState {
   /// iteration without recording it, so a resume does it again. Never a
   /// kernel's verdict and never sent to the fixer.
   std::string engine_failure;
+  /// A plan whose kernel was one evaluated before (another plan's, or an
+  /// earlier iteration's): shown to later planners as a duplicate. Kept for
+  /// the search's lifetime, not in checkpoints.
+  struct Duplicate {
+    std::string parent_hash, title;
+    int64_t of = 0;  ///< the candidate it repeated
+  };
+  std::vector<Duplicate> duplicates;
 };
 
 /// Runs iterations completed+1 .. options.iterations, or until the engine fails
@@ -133,5 +141,12 @@ std::string ProfileText(const Profile& profile);
 /// line each (the plan's title), following parent hashes through `known`; ""
 /// for the baseline.
 std::string Lineage(const Candidate& c, const std::vector<Candidate>& known);
+
+/// Every plan tried on `c`, on its ancestors and on their other children,
+/// newest first, one line each: its title and its outcome (faster, slower or
+/// neutral with its side-by-side interval; not decided when that was
+/// measured disturbed; failed with its status; a duplicate). The lines that
+/// fit `max_bytes`, then how many were left out; "" when nothing was tried.
+std::string AttemptHistory(const Candidate& c, const SearchState& state, double margin, size_t max_bytes = 2048);
 
 }  // namespace accelopt::search

@@ -140,6 +140,84 @@ TEST_F(BeamSearchTest, ThePromptsSayTheAccuracyBoundAsNumbers) {
   EXPECT_EQ(prompt.find("small multiple"), std::string::npos) << prompt;
 }
 
+TEST(AttemptHistory, EveryPlanTriedOnTheLineageWithItsOutcomeNewestFirstWithinItsBound) {
+  auto make = [](const std::string& hash, const std::string& parent, const std::string& plan, bool ok) {
+    Candidate c;
+    c.hash = hash;
+    c.parent_hash = parent;
+    c.plan = plan.empty() ? "" : plan + "\nwhy it should help";
+    c.profile.status = ok ? Verdict::kOk : Verdict::kCompileError;
+    c.profile.message = ok ? "" : "error: 'x' was not declared\nin this scope";
+    if (ok) c.profile.latency = LatencyStats{.median_s = 1e-3};
+    return c;
+  };
+  auto vs = [](double speedup, double low, double high, bool disturbed = false) {
+    PairedSpeedup v;
+    v.speedup = speedup, v.ci_low = low, v.ci_high = high, v.disturbed = disturbed, v.pairs = 30;
+    return v;
+  };
+  SearchState state;
+  Candidate base = make("b", "", "", true);
+  Candidate a = make("a", "b", "tile by 64", true);
+  a.vs_parent = vs(2.0, 1.9, 2.1);
+  Candidate f = make("f", "b", "use AVX-512 gathers", false);
+  Candidate n = make("n", "b", "unroll by 4", true);
+  n.vs_parent = vs(1.01, 0.98, 1.04);
+  Candidate d = make("d", "b", "prefetch rows", true);
+  d.vs_parent = vs(1.5, 1.4, 1.6, /*disturbed=*/true);
+  Candidate g = make("g", "a", "split K across threads", true);
+  g.vs_parent = vs(0.8, 0.75, 0.85);
+  Candidate other = make("o", "elsewhere", "not on this lineage", true);
+  state.known = {base, a, f, n, d, g, other};
+  state.duplicates = {{"a", "tile by 64 again", 12}};
+
+  const std::string history = AttemptHistory(a, state, 0.02);
+  EXPECT_EQ(history,
+            "- on this kernel: tile by 64 again: duplicate: its kernel was candidate 12's, already measured\n"
+            "- on this kernel: split K across threads: slower: 0.80x, interval 0.75 to 0.85\n"
+            "- on its parent: prefetch rows: not decided: measured while other processes loaded the machine (1.50x, "
+            "interval 1.40 to 1.60)\n"
+            "- on its parent: unroll by 4: neutral, no clear difference: 1.01x, interval 0.98 to 1.04\n"
+            "- on its parent: use AVX-512 gathers: failed: compile_error (error: 'x' was not declared in this scope)\n"
+            "- on its parent: tile by 64: faster: 2.00x, interval 1.90 to 2.10 (taken: on this kernel's lineage)\n");
+  // Within its bound: the newest lines, then how many older ones were left out.
+  const std::string bounded = AttemptHistory(a, state, 0.02, 200);
+  EXPECT_LE(bounded.size(), 200u + 40u);
+  EXPECT_NE(bounded.find("- on this kernel: tile by 64 again"), std::string::npos) << bounded;
+  EXPECT_NE(bounded.find("older attempts left out)"), std::string::npos) << bounded;
+  EXPECT_EQ(AttemptHistory(base, SearchState{}, 0), "");
+}
+
+// The planner of the next iteration is shown what came of the last one's plans.
+TEST_F(BeamSearchTest, PlannersSeeEveryAttemptOnTheLineage) {
+  options_.iterations = 2;
+  options_.plans = 2;
+  options_.beam = 1;
+  RuleModel model([&](const std::string& role, const std::string& prompt, const std::string& key) -> std::string {
+    if (role == "planner") {
+      if (key.find("/it1/") != std::string::npos)
+        return key.find("plan0") != std::string::npos ? "PLAN: fuse ms 4\nA." : "PLAN: broken idea\nB.";
+      return "PLAN: vectorize ms 2\nC.";
+    }
+    if (role == "executor") {
+      if (prompt.find("Plan: broken idea") != std::string::npos) return Fenced("does not compile\n");
+      return ExecutorFromTitle(prompt);
+    }
+    return "no optimization found";
+  });
+  SearchListener listener;
+  Run(model, Start(), listener);
+  auto planners = model.Of("planner");
+  ASSERT_GE(planners.size(), 3u);
+  EXPECT_NE(planners[0].prompt.find("with what came of it"), std::string::npos) << planners[0].prompt;
+  const std::string& later = planners.back().prompt;
+  EXPECT_NE(later.find("- on its parent: broken idea: failed: compile_error"), std::string::npos) << later;
+  EXPECT_NE(later.find("- on its parent: fuse ms 4: faster: 2.00x, the ratio of two medians (taken: on this "
+                       "kernel's lineage)"),
+            std::string::npos)
+      << later;
+}
+
 TEST_F(BeamSearchTest, EachSequentialPlanSeesTheTitlesBeforeIt) {
   int n = 0;
   RuleModel model([&](const std::string& role, const std::string& prompt, const std::string&) -> std::string {
