@@ -98,6 +98,34 @@ TEST(CliOptimize, DemoRunsRecordsAndShows) {
     EXPECT_EQ(lesson["title"], memories[0]["lessons"][0]["title"]);
   }
 
+  // Every candidate, listed; one exported with a patch against its parent.
+  CommandRun candidates = Accelopt("candidates 1 --json" + db);
+  ASSERT_EQ(candidates.exit_code, 0) << candidates.out;
+  Json all = Json::parse(candidates.out);
+  ASSERT_GE(all.size(), 6u) << candidates.out;  // three baselines and their children at least
+  const Json* child = nullptr;
+  for (const auto& c : all) {
+    EXPECT_TRUE(c.contains("status") && c.contains("percent_of_peak") && c.contains("plan")) << c.dump();
+    if (!child && !c["parent"].is_null() && c["status"] == "ok") child = &c;
+  }
+  ASSERT_NE(child, nullptr) << candidates.out;
+  CommandRun silu = Accelopt("candidates 1 --task silu" + db);
+  ASSERT_EQ(silu.exit_code, 0) << silu.out;
+  EXPECT_NE(silu.out.find("(baseline)"), std::string::npos) << silu.out;
+  EXPECT_EQ(silu.out.find("matmul"), std::string::npos) << silu.out;
+  const std::string id = std::to_string((*child)["id"].get<long>());
+  CommandRun exported = Accelopt("export candidate " + id + " " + dir.path() + "/c --patch" + db);
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  auto code = ReadFile(dir.path() + "/c/kernel.cpp");
+  ASSERT_TRUE(code.ok()) << exported.out;
+  auto patch = ReadFile(dir.path() + "/c/candidate-" + id + ".patch");
+  ASSERT_TRUE(patch.ok()) << exported.out;
+  EXPECT_EQ(patch->rfind("--- a/kernel.cpp\n+++ b/kernel.cpp\n@@ ", 0), 0u) << *patch;
+  CommandRun baseline_patch = Accelopt("export candidate 1 " + dir.path() + "/b --patch" + db);
+  EXPECT_EQ(baseline_patch.exit_code, 1) << baseline_patch.out;
+  EXPECT_NE(baseline_patch.out.find("is a baseline: it has no parent"), std::string::npos) << baseline_patch.out;
+  EXPECT_EQ(Accelopt("export candidate 99999 " + dir.path() + "/x" + db).exit_code, 1);
+
   // Resuming a finished run redoes nothing and reports the same table.
   CommandRun resume = Accelopt("resume 1" + db);
   ASSERT_EQ(resume.exit_code, 0) << resume.out;

@@ -94,6 +94,8 @@ void RegisterOptimize(CLI::App& app);
 void RegisterStoreCommands(CLI::App& app);
 void RegisterExport(CLI::App& app);
 void RegisterWorker(CLI::App& app);
+/// `candidates` and `export candidate` (after RegisterExport).
+void RegisterCandidateCommands(CLI::App& app);
 
 /// The machine class a target's jobs run on by default: the fingerprint of the
 /// machine it measures on here (Target::Machine), or Exit when it cannot be made.

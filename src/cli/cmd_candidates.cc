@@ -1,0 +1,163 @@
+// accelopt candidates RUN: every candidate of a run, one line each (or JSON);
+// accelopt export candidate ID DIR: one candidate's files, or a patch against its parent.
+
+#include <fmt/core.h>
+
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "cli/common.h"
+#include "core/json_io.h"
+#include "store/store.h"
+
+namespace accelopt::cli {
+namespace {
+
+std::string Title(const std::string& plan) { return plan.substr(0, plan.find('\n')); }
+
+// Its comparison with its parent in words: "1.52x [1.48-1.57]", marked when measured disturbed.
+std::string VsParentText(const Candidate& c) {
+  if (!c.vs_parent) return "";
+  const PairedSpeedup& v = *c.vs_parent;
+  if (v.pairs == 0) return fmt::format("{:.2f}x (medians)", v.speedup);
+  return fmt::format("{:.2f}x [{:.2f}-{:.2f}]{}", v.speedup, v.ci_low, v.ci_high, v.disturbed ? " disturbed" : "");
+}
+
+Json CandidateJson(const store::StoredCandidate& stored) {
+  const Candidate& c = stored.candidate;
+  Json j = {{"id", c.id},
+            {"task", stored.task},
+            {"iteration", c.iteration},
+            {"parent", c.parent_id == 0 ? Json(nullptr) : Json(c.parent_id)},
+            {"status", VerdictName(c.profile.status)},
+            {"latency_s", c.ok() ? Json(c.latency()) : Json(nullptr)},
+            {"percent_of_peak", c.ok() ? Json(c.profile.percent_of_peak) : Json(nullptr)},
+            {"disturbed", c.profile.disturbed},
+            {"plan", Title(c.plan)},
+            {"code_hash", c.hash}};
+  j["vs_parent"] = c.vs_parent ? ToJson(*c.vs_parent) : Json(nullptr);
+  return j;
+}
+
+void RegisterCandidates(CLI::App& app) {
+  auto* cmd = app.add_subcommand("candidates", "every candidate of a run: status, latency, % of peak, parent, plan");
+  static std::string db = "accelopt.db", task;
+  static int64_t run = 0;
+  static bool json = false;
+  cmd->add_option("RUN", run, "run id (see `accelopt runs`)")->required();
+  cmd->add_option("--task", task, "only this task's candidates");
+  cmd->add_option("--db", db, kDbHelp);
+  cmd->add_flag("--json", json, "one JSON array of the candidates, with each one's comparison with its parent");
+  cmd->callback([] {
+    auto store = OpenStoreOrExit(db, /*create=*/false);
+    auto info = store->GetRun(run);
+    if (!info) throw Exit{kExitError, info.error().message};
+    if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, store::RedactUri(db))};
+    auto candidates = store->ListCandidates(run, task);
+    if (!candidates) throw Exit{kExitError, candidates.error().message};
+    if (json) {
+      Json out = Json::array();
+      for (const auto& stored : *candidates) out.push_back(CandidateJson(stored));
+      fmt::print("{}\n", DumpJson(out, 2));
+      return;
+    }
+    if (candidates->empty()) {
+      fmt::print("run {} has no candidates{}\n", run, task.empty() ? "" : " for task " + task);
+      return;
+    }
+    fmt::print("{:>6}  {:<16} {:>4} {:>6}  {:<14} {:>10} {:>8}  {:<26} {}\n", "id", "task", "it", "parent", "status",
+               "latency", "% peak", "vs parent", "plan");
+    for (const auto& stored : *candidates) {
+      const Candidate& c = stored.candidate;
+      std::string latency = c.ok() ? FormatSeconds(c.latency()) : "-";
+      if (c.ok() && c.profile.disturbed) latency += "*";
+      fmt::print("{:>6}  {:<16} {:>4} {:>6}  {:<14} {:>10} {:>8}  {:<26} {}\n", c.id, stored.task, c.iteration,
+                 c.parent_id ? std::to_string(c.parent_id) : "-", VerdictName(c.profile.status), latency,
+                 c.ok() ? fmt::format("{:.2f}%", c.profile.percent_of_peak) : "-", VsParentText(c),
+                 c.plan.empty() ? "(baseline)" : Title(c.plan));
+    }
+    fmt::print("* measured while other processes loaded the machine; `accelopt export candidate ID DIR` writes one\n");
+  });
+}
+
+// The file name a candidate's code is written under: its target's kernel file, else plain text.
+std::string KernelFileName(const Candidate& c) {
+  auto target = targets::MakeTarget(c.profile.target.empty() ? targets::kDefaultTarget : c.profile.target, {});
+  const std::string extension = target ? (*target)->Describe().file_extension : "";
+  return "kernel" + (extension.empty() ? std::string(".txt") : extension);
+}
+
+void WriteOrExit(const std::string& path, const std::string& text) {
+  if (auto s = WriteFile(path, text); !s) throw Exit{kExitError, s.error().message};
+}
+
+// `diff -u` of two files, labelled as a patch of one file `name`.
+std::string Patch(const std::string& name, const std::string& before_path, const std::string& after_path) {
+  const std::string command = "diff -u --label 'a/" + name + "' --label 'b/" + name + "' '" + before_path + "' '" +
+                              after_path + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) throw Exit{kExitError, "cannot run diff: " + std::string(std::strerror(errno))};
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  const int status = pclose(pipe);
+  // 0: the same, 1: different, anything else: diff itself failed.
+  if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) throw Exit{kExitError, "diff failed: " + out};
+  return out;
+}
+
+void RegisterExportCandidate(CLI::App& export_cmd) {
+  auto* cmd = export_cmd.add_subcommand(
+      "candidate", "write one candidate's code, plan and profile into a folder, or with --patch a diff against its parent");
+  static std::string db = "accelopt.db", dir;
+  static int64_t id = 0;
+  static bool patch = false;
+  cmd->add_option("ID", id, "candidate id (see `accelopt candidates RUN`)")->required();
+  cmd->add_option("DIR", dir, "the folder to write into (created when missing)")->required();
+  cmd->add_option("--db", db, kDbHelp);
+  cmd->add_flag("--patch", patch,
+                "also write its parent's code (parent-kernel.*) and candidate-ID.patch, a unified diff of its code "
+                "against its parent's");
+  cmd->callback([] {
+    auto store = OpenStoreOrExit(db, /*create=*/false);
+    auto stored = store->GetCandidate(id);
+    if (!stored) throw Exit{kExitError, stored.error().message};
+    if (!*stored) throw Exit{kExitError, fmt::format("no candidate {} in {}", id, store::RedactUri(db))};
+    const Candidate& c = (*stored)->candidate;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw Exit{kExitError, dir + ": cannot create: " + ec.message()};
+    const std::string name = KernelFileName(c);
+    WriteOrExit(dir + "/" + name, c.code);
+    WriteOrExit(dir + "/plan.md", c.plan.empty() ? "(the baseline: no plan)\n" : c.plan + "\n");
+    Json about = CandidateJson(**stored);
+    about["run"] = (*stored)->run_id;
+    about["profile"] = c.profile.ToJson();
+    if (auto s = WriteJsonFile(dir + "/candidate.json", about); !s) throw Exit{kExitError, s.error().message};
+    fmt::print("{}/{}\n{}/plan.md\n{}/candidate.json\n", dir, name, dir, dir);
+    if (!patch) return;
+    if (c.parent_id == 0) throw Exit{kExitError, fmt::format("candidate {} is a baseline: it has no parent to diff against", id)};
+    auto parent = store->GetCandidate(c.parent_id);
+    if (!parent) throw Exit{kExitError, parent.error().message};
+    if (!*parent) throw Exit{kExitError, fmt::format("candidate {}'s parent {} is not in the store", id, c.parent_id)};
+    const std::string parent_file = dir + "/parent-" + name;
+    WriteOrExit(parent_file, (*parent)->candidate.code);
+    const std::string file = dir + "/candidate-" + std::to_string(id) + ".patch";
+    WriteOrExit(file, Patch(name, parent_file, dir + "/" + name));
+    fmt::print("{}\n{}\n", parent_file, file);
+  });
+}
+
+}  // namespace
+
+void RegisterCandidateCommands(CLI::App& app) {
+  RegisterCandidates(app);
+  for (CLI::App* sub : app.get_subcommands({}))
+    if (sub->get_name() == "export") RegisterExportCandidate(*sub);
+}
+
+}  // namespace accelopt::cli
