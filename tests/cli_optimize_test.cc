@@ -32,6 +32,7 @@ TEST(CliOptimize, DemoRunsRecordsAndShows) {
     EXPECT_NE(run.out.find(std::string("\n") + task + " "), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("% peak after"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("iteration 2/2"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(" left\n"), std::string::npos) << "no estimate of the time left: " << run.out;
 
   CommandRun runs = Accelopt("runs --json" + db);
   ASSERT_EQ(runs.exit_code, 0) << runs.out;

@@ -12,4 +12,17 @@ std::string FormatSeconds(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
+std::string FormatElapsed(double seconds) {
+  const long s = seconds > 0 ? static_cast<long>(seconds + 0.5) : 0;
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+}
+
+std::string ElapsedAndEta(double elapsed, double done, double total) {
+  std::string out = ", elapsed " + FormatElapsed(elapsed);
+  if (done > 0 && total > done) out += ", about " + FormatElapsed(elapsed * (total - done) / done) + " left";
+  return out;
+}
+
 }  // namespace accelopt

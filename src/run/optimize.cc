@@ -231,8 +231,13 @@ void RunRecorder::OnProgress(int iteration, int evaluated, int total, const Cand
                             : best.profile.scored_against ? fmt::format("{:.2f}% of peak ({})",
                                                                         best.profile.percent_of_peak, latency)
                                                           : latency + " (unscored: no calibration)";
-  fmt::print(stderr, "[{}] iteration {}/{}: evaluated {}/{}, best {}, tokens {} in / {} out, cost {}\n", task_,
-             iteration, iterations_, evaluated, total, score, t.input_tokens, t.output_tokens, cost);
+  if (first_iteration_ == 0) first_iteration_ = iteration;
+  // Iterations done in this session, the current one in part: what the estimate divides by.
+  const double part = total > 0 ? static_cast<double>(evaluated) / total : 0;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  fmt::print(stderr, "[{}] iteration {}/{}: evaluated {}/{}, best {}, tokens {} in / {} out, cost {}{}\n", task_,
+             iteration, iterations_, evaluated, total, score, t.input_tokens, t.output_tokens, cost,
+             ElapsedAndEta(elapsed, iteration - first_iteration_ + part, iterations_ - first_iteration_ + 1));
 }
 
 void RunRecorder::OnIteration(int iteration, const std::vector<Candidate>& beam,

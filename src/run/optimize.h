@@ -3,6 +3,7 @@
 /// and evaluator (so a resumed run pays for nothing twice) and the listener
 /// that records the search as it goes and shows progress.
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -112,6 +113,10 @@ class RunRecorder : public search::SearchListener {
   int iterations_;
   std::string stop_reason_;
   std::vector<std::pair<std::string, std::string>> agent_failures_;
+  // For the elapsed time and the estimate of what is left: when this session
+  // began on the task, and the first iteration it ran (a resume starts later).
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  int first_iteration_ = 0;
 };
 
 /// The search state as a checkpoint, and back.
