@@ -50,6 +50,7 @@ Json Profile::ToJson() const {
               {"log", compile_log},
               {"vectorization_report", vectorization_report},
               {"not_vectorized", not_vectorized},
+              {"hot_loop", hot_loop},
               {"register_report", register_report}}},
             {"run_log", run_log},
             {"seeds", seeds},
@@ -190,6 +191,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
       p.compile_log = c.value("log", "");
       p.vectorization_report = c.value("vectorization_report", "");
       p.not_vectorized = c.value("not_vectorized", "");
+      p.hot_loop = c.value("hot_loop", "");
       p.register_report = c.value("register_report", "");
     }
     p.seeds = j.value("seeds", 0);

@@ -120,6 +120,7 @@ struct Profile {
   std::string compile_log;           ///< compiler diagnostics (truncated)
   std::string vectorization_report;  ///< compiler vectorization remarks (truncated)
   std::string not_vectorized;        ///< the kernel's loops the compiler did not vectorize, and why
+  std::string hot_loop;              ///< the built kernel's hottest loop in assembly (eval::HotLoop)
   std::string register_report;       ///< a GPU compiler's registers, spills and shared memory per function
   std::string run_log;               ///< the child's stdout and stderr (truncated)
   std::string phase;                 ///< where a failing child was (e.g. "correctness call, seed 1")

@@ -12,6 +12,7 @@
 #include "core/json_io.h"
 #include "core/pattern.h"
 #include "core/scratch.h"
+#include "eval/hot_loop.h"
 #include "eval/includes.h"
 #include "eval/sandbox.h"
 
@@ -59,6 +60,11 @@ CompileOutcome LoadCached(const fs::path& dir) {
   if (auto log = ReadFile((dir / "compile.log").string())) out.log = *log;
   if (auto vec = ReadFile((dir / "vectorization.txt").string())) out.vectorization_report = *vec;
   if (auto missed = ReadFile((dir / "not-vectorized.txt").string())) out.not_vectorized = *missed;
+  // Cached before hot loops were kept: disassembled now (the file is left as it was).
+  if (auto loop = ReadFile((dir / "hot-loop.txt").string()))
+    out.hot_loop = *loop;
+  else
+    out.hot_loop = HotLoop(out.library_path);
   return out;
 }
 
@@ -261,6 +267,8 @@ Result<CompileOutcome> CompileKernel(const std::string& source, const std::strin
     if (auto s = CheckBuildEnvironment(fs::path(scratch_dir) / ("canary-" + key), options); !s) return s.error();
   }
   if (!out.ok) return out;
+  out.hot_loop = HotLoop((dir / "kernel.so").string());
+  WriteFile((dir / "hot-loop.txt").string(), out.hot_loop);
   WriteFile((dir / "compile.log").string(), out.log);
   WriteFile((dir / "vectorization.txt").string(), out.vectorization_report);
   WriteFile((dir / "not-vectorized.txt").string(), out.not_vectorized);

@@ -24,6 +24,7 @@ struct CompileOutcome {
   std::string log;                   ///< compiler diagnostics (truncated)
   std::string vectorization_report;  ///< the kernel's loops the compiler vectorized
   std::string not_vectorized;        ///< the kernel's loops it did not, and why (NotVectorizedRemarks)
+  std::string hot_loop;              ///< its hottest loop in assembly (HotLoop)
   double seconds = 0;                ///< compiler wall time (0 when cached)
   bool cached = false;
   /// Why the source was refused, not compiled (a file it would read at

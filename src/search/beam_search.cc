@@ -80,6 +80,9 @@ std::string ProfileText(const Profile& p) {
            p.compile_log.substr(0, 1500) + "\n";
   if (!p.not_vectorized.empty())
     out += "loops of the kernel the compiler did not vectorize, and why:\n" + p.not_vectorized.substr(0, 2000);
+  if (p.status == Verdict::kOk && !p.hot_loop.empty())
+    out += "its hottest loop as compiled (the innermost loop with the widest and most vector work; objdump):\n" +
+           p.hot_loop.substr(0, 3000);
   if (!p.register_report.empty())
     out += "registers, spills and shared memory per function (ptxas):\n" + p.register_report.substr(0, 2000);
   return out;

@@ -72,6 +72,7 @@ void RecordCompile(const CompileOutcome& built, Profile& profile) {
   profile.compile_log = built.log;
   profile.vectorization_report = built.vectorization_report;
   profile.not_vectorized = built.not_vectorized;
+  profile.hot_loop = built.hot_loop;
 }
 
 class CpuTarget : public targets::Target {
