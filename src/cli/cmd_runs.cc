@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
@@ -164,6 +165,23 @@ Json ShowJson(const store::RunInfo& info, const std::map<std::string, std::vecto
             {"unpriced_calls", t.unpriced}}}};
 }
 
+// The run's workers on Slurm, as the run left them (optimize --slurm), when it had any.
+void PrintSlurmJobs(const std::string& db, int64_t run) {
+  const std::string path = SlurmRecordPath(db, run);
+  if (!std::filesystem::exists(path)) return;
+  auto text = ReadFile(path);
+  if (!text) throw Exit{kExitError, text.error().message};
+  Json record = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!record.is_object() || !record.contains("slurm_jobs") || !record["slurm_jobs"].is_array())
+    throw Exit{kExitError, "not a record of Slurm jobs: " + path};
+  fmt::print("\nSlurm worker jobs ({}):\n", path);
+  for (const Json& j : record["slurm_jobs"])
+    fmt::print("  job {} ({}) {}, exit code {}{}, node {}, log {}\n", j.value("job_id", ""), j.value("name", ""),
+               j.value("state", ""), j.value("exit_code", 0),
+               j.value("signal", 0) ? fmt::format(", signal {}", j.value("signal", 0)) : "", j.value("node", ""),
+               j.value("log", ""));
+}
+
 void RegisterShow(CLI::App& app) {
   auto* cmd = app.add_subcommand("show", "a run's best kernel per task and the lineage of plans that led to it");
   static std::string db = "accelopt.db";
@@ -236,6 +254,7 @@ void RegisterShow(CLI::App& app) {
                                                   "the price table",
                                                   t.cost_usd, t.priced, t.unpriced);
     fmt::print("\n{} LLM calls, {} tokens in, {} out, {}\n", t.calls, t.input_tokens, t.output_tokens, cost_text);
+    PrintSlurmJobs(db, run);
   });
 }
 

@@ -89,4 +89,11 @@ void RegisterWorker(CLI::App& app);
 /// machine it measures on here (Target::Machine), or Exit when it cannot be made.
 std::string DefaultMachineClass(const std::string& target_name);
 
+/// The folder of a run's Slurm workers' logs: beside the store `db`, which
+/// the nodes reach already (a worker opens it).
+std::string SlurmLogDir(const std::string& db);
+/// The record of run `run_id`'s Slurm jobs and their final states (JSON),
+/// written when the run ends and shown by `accelopt show`.
+std::string SlurmRecordPath(const std::string& db, int64_t run_id);
+
 }  // namespace accelopt::cli

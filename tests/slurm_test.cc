@@ -1,0 +1,249 @@
+// Workers on a real one-node Slurm cluster (testing/slurm_cluster.h), as a
+// user runs them: `optimize --slurm` finishes with every job done once and
+// leaves no job behind; a worker's Slurm job killed mid-evaluation loses
+// nothing and repeats nothing.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "core/json_io.h"
+#include "service/job_queue.h"
+#include "service/slurm_workers.h"
+#include "suite/task.h"
+#include "targets/registry.h"
+#include "testing/run_command.h"
+#include "testing/slurm_cluster.h"
+#include "testing/temp_dir.h"
+
+namespace accelopt {
+namespace {
+
+using testing::CommandRun;
+using Clock = std::chrono::steady_clock;
+
+const std::string kScaleTask = std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale";
+
+#define NEED_SLURM(cluster)                                    \
+  std::string why_not;                                         \
+  testing::SlurmCluster* cluster = testing::SharedSlurmCluster(&why_not); \
+  if (!cluster) GTEST_SKIP() << why_not
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string ReadLog(const std::string& path) {
+  auto text = ReadFile(path);
+  return text ? *text : "";
+}
+
+// The cluster's jobs named `prefix`* that are not over, as "id|state|name" lines.
+std::string LiveJobs(testing::SlurmCluster& cluster, const std::string& prefix) {
+  auto listed = cluster.Client({"squeue", "-h", "-o", "%i|%T|%j"});
+  if (!listed) return "squeue: " + listed.error().message;
+  std::string out;
+  std::istringstream lines(listed->out);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.find("|" + prefix) != std::string::npos) out += line + "\n";
+  return out;
+}
+
+// A correct kernel that takes a while per call, so that a job lasts long enough to be killed in.
+std::string SlowKernel(int variant) {
+  return "// variant " + std::to_string(variant) +
+         "\nextern \"C\" void kernel(const float* x, float* out) {\n"
+         "  volatile float sink = 0;\n"
+         "  for (long r = 0; r < 40000; ++r) for (long i = 0; i < M * N; i += 8) sink = sink + x[i];\n"
+         "  for (long i = 0; i < M * N; ++i) out[i] = 2.0f * x[i];\n"
+         "}\n";
+}
+
+TEST(SlurmCluster, RunsABatchJobAndTellsItsExitCode) {
+  NEED_SLURM(cluster);
+  testing::TempDir dir;
+  auto submitted = cluster->Client({"sbatch", "--parsable", "--partition=" + cluster->partition(),
+                                    "--output=" + dir.path() + "/job.log", "--wrap=echo hello; exit 3"});
+  ASSERT_TRUE(submitted.ok()) << submitted.error().message;
+  ASSERT_EQ(submitted->exit_code, 0) << submitted->err << cluster->Logs();
+  const std::string id = submitted->out.substr(0, submitted->out.find_first_of(";\n"));
+  service::SlurmJobState state;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (!state.Ended() || state.state == "SUBMITTED") {
+    ASSERT_LT(Clock::now(), deadline) << "job " << id << " did not end: " << state.state << "\n" << cluster->Logs();
+    auto shown = cluster->Client({"scontrol", "show", "job", "-o", id});
+    ASSERT_TRUE(shown.ok()) << shown.error().message;
+    auto parsed = service::ParseScontrolJob(shown->out);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    state = *parsed;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(state.state, "FAILED");
+  EXPECT_EQ(state.exit_code, 3);
+  EXPECT_EQ(ReadLog(dir.path() + "/job.log"), "hello\n");
+}
+
+// The demo through workers the run submits to Slurm: every evaluation a job
+// of the queue, done once; the run's end cancels its jobs and says how each
+// ended; `accelopt show` lists them afterwards.
+TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
+  NEED_SLURM(cluster);
+  testing::TempDir dir;
+  const std::string db = dir.path() + "/accelopt.db";
+  CommandRun run = testing::RunShell(cluster->Env() + " " + testing::AccelBinary() +
+                                     " optimize --demo --shape test --slurm " + cluster->partition() +
+                                     " --slurm-workers 2 --slurm-time 10:00 --suite " +
+                                     std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " + db);
+  ASSERT_EQ(run.exit_code, 0) << run.out << cluster->Logs();
+  const size_t submitted = Count(run.out, "slurm: submitted job");
+  EXPECT_GE(submitted, 1u) << run.out;
+  EXPECT_LE(submitted, 2u) << "more than --slurm-workers at once:\n" << run.out;
+  EXPECT_NE(run.out.find("% peak after"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("kept in " + dir.path() + "/slurm-logs/run1-slurm.json"), std::string::npos) << run.out;
+  EXPECT_EQ(LiveJobs(*cluster, "run1-slurm"), "") << "the run's end left jobs in squeue";
+
+  auto queue = service::OpenJobQueue(db);
+  ASSERT_TRUE(queue.ok()) << queue.error().message;
+  auto counts = (*queue)->Counts(3600);
+  ASSERT_TRUE(counts.ok()) << counts.error().message;
+  EXPECT_GE(counts->done, 3) << "the baselines at least were measured by the Slurm workers";
+  EXPECT_EQ(counts->queued + counts->running + counts->failed, 0);
+  std::vector<int64_t> ids;
+  for (int64_t id = 1; id <= counts->done; ++id) ids.push_back(id);
+  auto statuses = (*queue)->Poll(ids);
+  ASSERT_TRUE(statuses.ok()) << statuses.error().message;
+  for (const auto& s : *statuses) {
+    EXPECT_EQ(s.state, service::JobState::kDone) << s.id;
+    EXPECT_EQ(s.attempts, 1) << "job " << s.id << " was run more than once";
+    EXPECT_EQ(s.worker.rfind("run1-slurm-", 0), 0u) << "job " << s.id << " done by " << s.worker;
+  }
+
+  CommandRun show = testing::Accelopt("show 1 --no-code --db " + db);
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_NE(show.out.find("Slurm worker jobs"), std::string::npos) << show.out;
+  EXPECT_EQ(Count(show.out, "(run1-slurm-"), submitted) << show.out;
+  EXPECT_EQ(show.out.find("RUNNING"), std::string::npos) << "a job was left running:\n" << show.out;
+}
+
+// Four slow jobs, two workers on Slurm; the Slurm job of the first worker seen
+// measuring is killed (SIGKILL to all its processes). Its job runs again once
+// its lease lapses; every job is done, each outcome recorded once.
+TEST(Slurm, AWorkersJobKilledMidEvaluationLosesNothingAndRepeatsNothing) {
+  NEED_SLURM(cluster);
+  testing::TempDir dir;
+  const std::string db = dir.path() + "/accelopt.db";
+  service::SqliteQueueOptions queue_options;
+  queue_options.path = db;
+  auto opened = service::OpenSqliteJobQueue(queue_options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  service::JobQueue& queue = **opened;
+  auto task = suite::LoadTask(kScaleTask);
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  auto spec = service::TaskSpecOf(*task, "test");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  const std::string machine_class = "slurm-test-" + std::to_string(getpid());
+  constexpr int kJobs = 4;
+  std::vector<int64_t> ids;
+  for (int i = 0; i < kJobs; ++i) {
+    service::EvalJob job;
+    job.task = *spec;
+    job.target = targets::kDefaultTarget;
+    job.settings = {{"seeds", 1}, {"timeout", 60}};
+    job.machine_class = machine_class;
+    job.sources = {{"candidate", SlowKernel(i), "slow-" + std::to_string(i), {}}};
+    auto id = queue.Enqueue(job);
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    ids.push_back(*id);
+  }
+
+  setenv("SLURM_CONF", cluster->conf().c_str(), 1);  // for the SlurmWorkers' commands
+  service::SlurmWorkersOptions options;
+  options.slurm.partition = cluster->partition();
+  options.slurm.max_workers = 2;
+  options.program = testing::AccelBinary();
+  options.arguments = {"worker", "--db", db, "--machine-class", machine_class, "--device", "slurm-test-device",
+                       "--lease", "2", "--heartbeat", "0.5", "--no-calibrate"};
+  options.name_prefix = "killtest" + std::to_string(getpid());
+  options.log_dir = dir.path();
+  options.idle_exit_seconds = 30;
+  std::vector<std::string> said;
+  std::mutex said_mu;
+  options.say = [&](const std::string& text) {
+    std::lock_guard lock(said_mu);
+    said.push_back(text);
+  };
+  service::SlurmWorkers workers(options);
+  workers.TendInBackground(queue, machine_class, 0.5);
+
+  // Kill the first worker seen measuring, in the middle of its job.
+  std::string killed;
+  int64_t killed_job = 0;
+  auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (killed.empty() && Clock::now() < deadline) {
+    auto statuses = queue.Poll(ids);
+    ASSERT_TRUE(statuses.ok()) << statuses.error().message;
+    for (const auto& s : *statuses)
+      if (s.state == service::JobState::kRunning && killed.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into its measurement
+        for (const auto& w : workers.Workers())
+          if (w.name == s.worker) {
+            auto cancelled = cluster->Client({"scancel", "--full", "--signal=KILL", w.job_id});
+            ASSERT_TRUE(cancelled.ok() && cancelled->exit_code == 0)
+                << (cancelled.ok() ? cancelled->err : cancelled.error().message);
+            killed = s.worker;
+            killed_job = s.id;
+          }
+        ASSERT_FALSE(killed.empty()) << "job " << s.id << " is run by " << s.worker << ", not a Slurm worker";
+      }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(killed.empty()) << "no Slurm worker claimed a job\n" << cluster->Logs();
+
+  deadline = Clock::now() + std::chrono::seconds(180);
+  std::vector<service::JobStatus> final_states;
+  for (;;) {
+    auto statuses = queue.Poll(ids);
+    ASSERT_TRUE(statuses.ok()) << statuses.error().message;
+    final_states = *statuses;
+    if (std::all_of(final_states.begin(), final_states.end(),
+                    [](const auto& s) { return s.state == service::JobState::kDone || s.state == service::JobState::kFailed; }))
+      break;
+    ASSERT_LT(Clock::now(), deadline) << "the jobs did not finish\n" << cluster->Logs();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_TRUE(workers.Stop(30).ok());
+  EXPECT_EQ(LiveJobs(*cluster, options.name_prefix), "") << "Stop left jobs in squeue";
+
+  std::string logs;
+  for (const auto& w : workers.Workers()) logs += "--- " + w.name + " (" + w.state.state + "):\n" + ReadLog(w.log);
+  for (const auto& s : final_states) {
+    ASSERT_EQ(s.state, service::JobState::kDone) << "job " << s.id << " was lost: " << s.error << "\n" << logs;
+    auto outcome = service::EvalOutcome::FromJson(s.outcome);
+    ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+    EXPECT_EQ(outcome->device, "slurm-test-device");
+    if (s.id == killed_job) {
+      EXPECT_EQ(s.attempts, 2) << "the killed worker's job was not run again\n" << logs;
+      EXPECT_NE(outcome->worker, killed);
+    }
+  }
+  EXPECT_EQ(static_cast<int>(Count(logs, ": done\n")), kJobs) << "a job was recorded twice or not at all\n" << logs;
+  EXPECT_EQ(Count(logs, "not recorded"), 0u) << logs;
+  bool killed_seen_ended = false;
+  for (const auto& w : workers.Workers()) {
+    EXPECT_TRUE(w.state.Ended()) << w.job_id << " " << w.state.state;
+    if (w.name == killed) killed_seen_ended = w.state.state != "COMPLETED";
+  }
+  EXPECT_TRUE(killed_seen_ended) << ::testing::PrintToString(said);
+}
+
+}  // namespace
+}  // namespace accelopt
