@@ -104,6 +104,7 @@ TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
                                      " --slurm-workers 2 --slurm-time 10:00 --suite " +
                                      std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " + db);
   ASSERT_EQ(run.exit_code, 0) << run.out << cluster->Logs();
+  if (getenv("SLURM_TEST_DEBUG")) fprintf(stderr, "%s\n", run.out.c_str());
   const size_t submitted = Count(run.out, "slurm: submitted job");
   EXPECT_GE(submitted, 1u) << run.out;
   EXPECT_LE(submitted, 2u) << "more than --slurm-workers at once:\n" << run.out;
