@@ -4,7 +4,11 @@
 // nothing and repeats nothing.
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <iostream>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +22,7 @@
 #include "service/slurm_workers.h"
 #include "suite/task.h"
 #include "targets/registry.h"
+#include "testing/postgres_server.h"
 #include "testing/run_command.h"
 #include "testing/slurm_cluster.h"
 #include "testing/temp_dir.h"
@@ -133,6 +138,62 @@ TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
   EXPECT_NE(show.out.find("Slurm worker jobs"), std::string::npos) << show.out;
   EXPECT_EQ(Count(show.out, "(run1-slurm-"), submitted) << show.out;
   EXPECT_EQ(show.out.find("RUNNING"), std::string::npos) << "a job was left running:\n" << show.out;
+}
+
+// A run stopped by SIGTERM while its Slurm worker works cancels the job and
+// says how it ended. With PostgreSQL installed, the queue is there: the worker
+// reached it with the password from its environment, which is in no output,
+// log or job description.
+TEST(Slurm, AnInterruptedRunCancelsItsJobsAndKeepsThePasswordOutOfSight) {
+  NEED_SLURM(cluster);
+  std::string no_postgres;
+  testing::PostgresServer* server = testing::SharedPostgresServer(&no_postgres);
+  std::string queue_uri;
+  if (server) {
+    auto uri = server->CreateDatabase("slurm_queue_" + std::to_string(getpid()));
+    ASSERT_TRUE(uri.ok()) << uri.error().message;
+    queue_uri = *uri;
+  }
+  testing::TempDir dir;
+  const std::string db = dir.path() + "/accelopt.db";
+  setenv("SLURM_CONF", cluster->conf().c_str(), 1);  // the engine's sbatch finds the cluster
+  testing::BackgroundAccelopt engine("optimize --demo --shape test --slurm " + cluster->partition() +
+                                         " --slurm-workers 1 --suite " + std::string(ACCELOPT_SOURCE_DIR) +
+                                         "/suite --db " + db + (queue_uri.empty() ? "" : " --queue-db " + queue_uri),
+                                     dir.path() + "/engine.log");
+  // Stop it once its worker has completed jobs.
+  const auto deadline = Clock::now() + std::chrono::seconds(300);
+  while (ReadLog(dir.path() + "/engine.log").find("iteration 1/2: evaluated") == std::string::npos) {
+    ASSERT_LT(Clock::now(), deadline) << ReadLog(dir.path() + "/engine.log") << cluster->Logs();
+    ASSERT_NE(waitpid(engine.pid(), nullptr, WNOHANG), engine.pid()) << ReadLog(dir.path() + "/engine.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(kill(engine.pid(), SIGTERM), 0);
+  CommandRun stopped = engine.Wait();
+  EXPECT_EQ(stopped.exit_code, 128 + SIGTERM) << stopped.out;
+  EXPECT_NE(stopped.out.find("slurm: job "), std::string::npos) << stopped.out;
+  EXPECT_NE(stopped.out.find("(run1-slurm-1): CANCELLED"), std::string::npos) << stopped.out;
+  EXPECT_EQ(LiveJobs(*cluster, "run1-slurm"), "") << "the interrupted run left its job in squeue";
+  const std::string record = ReadLog(dir.path() + "/slurm-logs/run1-slurm.json");
+  EXPECT_NE(record.find("CANCELLED"), std::string::npos) << record;
+
+  if (!server) {
+    std::cerr << "the PostgreSQL part skipped: " << no_postgres << "\n";
+    return;
+  }
+  const std::string password = server->password();
+  const std::string worker_log = ReadLog(dir.path() + "/slurm-logs/run1-slurm-1.log");
+  EXPECT_NE(worker_log.find(": done"), std::string::npos) << "the worker did no job through PostgreSQL:\n" << worker_log;
+  EXPECT_EQ(stopped.out.find(password), std::string::npos) << "the password was shown";
+  EXPECT_EQ(worker_log.find(password), std::string::npos) << "the password is in the worker's log";
+  EXPECT_EQ(record.find(password), std::string::npos);
+  const Json jobs = Json::parse(record)["slurm_jobs"];
+  ASSERT_EQ(jobs.size(), 1u) << record;
+  const std::string job_id = jobs[0]["job_id"];
+  auto described = cluster->Client({"scontrol", "show", "job", job_id});
+  ASSERT_TRUE(described.ok()) << described.error().message;
+  EXPECT_NE(described->out.find("JobId=" + job_id), std::string::npos) << described->out << described->err;
+  EXPECT_EQ(described->out.find(password), std::string::npos) << "the password is in the job's description";
 }
 
 // Four slow jobs, two workers on Slurm; the Slurm job of the first worker seen

@@ -286,6 +286,7 @@ void SlurmWorkers::TendInBackground(JobQueue& queue, const std::string& machine_
 }
 
 Status SlurmWorkers::Stop(double wait_seconds) {
+  std::lock_guard stopping(stop_mu_);
   stop_ = true;
   if (tender_.joinable()) tender_.join();
   std::lock_guard lock(mu_);

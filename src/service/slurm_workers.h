@@ -135,6 +135,7 @@ class SlurmWorkers {
   std::vector<SlurmWorker> workers_;
   std::thread tender_;
   std::atomic<bool> stop_{false};
+  std::mutex stop_mu_;  // one Stop at a time (the run's end and an interrupt may race)
   bool stopped_ = false;
 };
 
