@@ -140,6 +140,23 @@ TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
   EXPECT_EQ(show.out.find("RUNNING"), std::string::npos) << "a job was left running:\n" << show.out;
 }
 
+// Workers Slurm would refuse stop the run before it is created, in sbatch's words.
+TEST(Slurm, ANonexistentPartitionIsRefusedBeforeTheRunIsCreated) {
+  NEED_SLURM(cluster);
+  testing::TempDir dir;
+  const std::string db = dir.path() + "/accelopt.db";
+  CommandRun run = testing::RunShell(cluster->Env() + " " + testing::AccelBinary() +
+                                     " optimize --demo --shape test --slurm nosuch --suite " +
+                                     std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " + db);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("Slurm partition nosuch"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("invalid partition"), std::string::npos) << "sbatch's words are missing:\n" << run.out;
+  EXPECT_EQ(run.out.find("run 1"), std::string::npos) << "a run was created:\n" << run.out;
+  CommandRun usage = testing::Accelopt("optimize --demo --slurm-gres gpu:1 --db " + db);
+  EXPECT_EQ(usage.exit_code, 2) << usage.out;
+  EXPECT_NE(usage.out.find("--slurm"), std::string::npos) << usage.out;
+}
+
 // A run stopped by SIGTERM while its Slurm worker works cancels the job and
 // says how it ended. With PostgreSQL installed, the queue is there: the worker
 // reached it with the password from its environment, which is in no output,

@@ -100,17 +100,22 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
                  "died runs again this long after)")
       ->check(CLI::PositiveNumber);
   auto& slurm = f.queue.slurm;
-  cmd.add_option("--slurm", slurm.partition,
+  auto* on_slurm = cmd.add_option("--slurm", slurm.partition,
                  "submit `accelopt worker` processes to this Slurm partition with sbatch, one per device, as the "
                  "queue needs them (implies --queue); cancelled with scancel when the run ends");
-  cmd.add_option("--slurm-gres", slurm.gres, "with --slurm: the generic resources of each worker's job (gpu:1)");
-  cmd.add_option("--slurm-time", slurm.time_limit, "with --slurm: each worker job's time limit (sbatch --time)");
-  cmd.add_option("--slurm-account", slurm.account, "with --slurm: the account the jobs are charged to");
+  cmd.add_option("--slurm-gres", slurm.gres, "with --slurm: the generic resources of each worker's job (gpu:1)")
+      ->needs(on_slurm);
+  cmd.add_option("--slurm-time", slurm.time_limit, "with --slurm: each worker job's time limit (sbatch --time)")
+      ->needs(on_slurm);
+  cmd.add_option("--slurm-account", slurm.account, "with --slurm: the account the jobs are charged to")
+      ->needs(on_slurm);
   cmd.add_option("--slurm-workers", slurm.max_workers, "with --slurm: worker jobs pending or running at once, at most")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->needs(on_slurm);
   cmd.add_option("--slurm-program", f.slurm_program,
                  "with --slurm: the accelopt the nodes run (default: this one; e.g. bin/accelopt of an unpacked "
-                 "`make dist` on a shared filesystem)");
+                 "`make dist` on a shared filesystem)")
+      ->needs(on_slurm);
   cmd.add_option("--machine-class", f.queue.machine_class,
                  "with the queue: the class of machine the jobs run on (workers serving it take them; default: "
                  "this machine's fingerprint)");
@@ -254,6 +259,15 @@ void CheckSupported(const std::vector<const suite::Task*>& tasks, const std::str
     if (auto bound = suite::Bind(*task, shape); !bound) throw Exit{kExitError, bound.error().message};
     if (auto baseline = target.Baseline(*task); !baseline) throw Exit{kExitError, baseline.error().message};
   }
+}
+
+// Workers that Slurm would refuse (no such partition, GRES or account; no
+// Slurm here): said before the run is created, in sbatch's words.
+void CheckSlurm(const service::SlurmSettings& slurm) {
+  if (slurm.partition.empty()) return;
+  if (Status s = service::CheckSlurmSettings(slurm); !s)
+    throw Exit{kExitError, "the workers cannot be submitted to Slurm partition " + slurm.partition + ": " +
+                               s.error().message};
 }
 
 // On Ctrl-C or SIGTERM the run is marked interrupted (after the store's
@@ -507,6 +521,7 @@ void RegisterOptimize(CLI::App& app) {
     target_settings.device_lock = false;  // the evaluator holds the device's lock, for every target
     auto target = MakeTargetOrExit(target_settings, f.eval.target);
     CheckSupported(prepared.selected, f.shape, *target);
+    CheckSlurm(f.queue.slurm);
     // The tasks as they are now, kept with the run: a resume goes on only against the same files.
     auto definitions = run::TaskDefinitions(prepared.selected, f.shape);
     if (!definitions) throw Exit{kExitError, definitions.error().message};
@@ -562,6 +577,7 @@ void RegisterOptimize(CLI::App& app) {
     if (spent.calls > 0)
       fmt::print(stderr, "run {} spent ${:.4f} on {} model call(s) before this session: its budget counts them\n", run,
                  spent.cost_usd, spent.calls);
+    CheckSlurm(f.queue.slurm);
     db->SetRunStatus(run, "running", Json::object());
     fmt::print(stderr, "resuming run {} ({} task(s))\n", run, f.tasks.size());
     Execute(f, prepared, run, *db, **target, resume_json);

@@ -254,6 +254,15 @@ Status SlurmWorkers::Submit() {
   return Ok{};
 }
 
+Status CheckSlurmSettings(const SlurmSettings& settings, const CommandRunner& run) {
+  auto argv = SbatchCommand(settings, "accelopt-check", "/dev/null", {"true"});
+  argv.insert(argv.begin() + 1, "--test-only");
+  auto checked = run(argv);
+  if (!checked) return checked.error();
+  if (checked->exit_code != 0) return CommandError(argv, *checked);
+  return Ok{};
+}
+
 Status SlurmWorkers::Tend(int outstanding) {
   std::lock_guard lock(mu_);
   if (stopped_) return Ok{};

@@ -76,6 +76,12 @@ std::string ShellQuote(const std::string& text);
 std::vector<std::string> SbatchCommand(const SlurmSettings& settings, const std::string& name, const std::string& log,
                                        const std::vector<std::string>& worker_argv);
 
+/// Asks Slurm whether a worker's job with `settings` would be accepted
+/// (sbatch --test-only: partition, GRES, time limit and account checked,
+/// nothing submitted). An Error with sbatch's own words when not, or when the
+/// Slurm commands cannot be run. Blocks.
+Status CheckSlurmSettings(const SlurmSettings& settings, const CommandRunner& run = RunCommand);
+
 /// A worker submitted as a Slurm job.
 struct SlurmWorker {
   std::string job_id;

@@ -176,6 +176,24 @@ TEST(SlurmWorkers, AJobTheControllerForgotIsUnknownNotAnError) {
   EXPECT_EQ(workers.Workers()[0].state.state, "UNKNOWN");
 }
 
+TEST(SlurmWorkers, TheSettingsAreCheckedBySbatchWithoutSubmitting) {
+  ScriptedSlurm slurm;
+  SlurmSettings s;
+  s.partition = "gpu";
+  s.account = "nobody";
+  slurm.answers = {{1, "", "sbatch: error: Batch job submission failed: Invalid account or account/partition "
+                           "combination specified\n"}};
+  Status checked = CheckSlurmSettings(s, slurm.Runner());
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(checked.error().message.find("Invalid account"), std::string::npos) << checked.error().message;
+  ASSERT_EQ(slurm.asked.size(), 1u);
+  EXPECT_EQ(slurm.asked[0][0], "sbatch");
+  EXPECT_EQ(slurm.asked[0][1], "--test-only");
+  EXPECT_NE(std::find(slurm.asked[0].begin(), slurm.asked[0].end(), "--account=nobody"), slurm.asked[0].end());
+  slurm.answers = {{0, "", "sbatch: Job 5 to start at 2026-01-01T00:00:00 using 1 processors on nodes n1\n"}};
+  EXPECT_TRUE(CheckSlurmSettings(s, slurm.Runner()).ok());
+}
+
 TEST(SlurmWorkers, RunCommandCapturesBothStreamsAndTheExitCode) {
   auto r = RunCommand({"sh", "-c", "echo out; echo err >&2; exit 3"});
   ASSERT_TRUE(r.ok()) << r.error().message;
