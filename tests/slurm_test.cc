@@ -97,7 +97,7 @@ TEST(SlurmCluster, RunsABatchJobAndTellsItsExitCode) {
   EXPECT_EQ(ReadLog(dir.path() + "/job.log"), "hello\n");
 }
 
-// The demo through workers the run submits to Slurm: every evaluation a job
+// The demo (its first task) through workers the run submits to Slurm: every evaluation a job
 // of the queue, done once; the run's end cancels its jobs and says how each
 // ended; `accelopt show` lists them afterwards.
 TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
@@ -105,7 +105,7 @@ TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
   testing::TempDir dir;
   const std::string db = dir.path() + "/accelopt.db";
   CommandRun run = testing::RunShell(cluster->Env() + " " + testing::AccelBinary() +
-                                     " optimize --demo --shape test --slurm " + cluster->partition() +
+                                     " optimize --demo silu --shape test --slurm " + cluster->partition() +
                                      " --slurm-workers 2 --slurm-time 10:00 --suite " +
                                      std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " + db);
   ASSERT_EQ(run.exit_code, 0) << run.out << cluster->Logs();
@@ -121,7 +121,7 @@ TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
   ASSERT_TRUE(queue.ok()) << queue.error().message;
   auto counts = (*queue)->Counts(3600);
   ASSERT_TRUE(counts.ok()) << counts.error().message;
-  EXPECT_GE(counts->done, 3) << "the baselines at least were measured by the Slurm workers";
+  EXPECT_GE(counts->done, 3) << "the baseline and the candidates were measured by the Slurm workers";
   EXPECT_EQ(counts->queued + counts->running + counts->failed, 0);
   std::vector<int64_t> ids;
   for (int64_t id = 1; id <= counts->done; ++id) ids.push_back(id);
