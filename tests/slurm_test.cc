@@ -140,6 +140,33 @@ TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
   EXPECT_EQ(show.out.find("RUNNING"), std::string::npos) << "a job was left running:\n" << show.out;
 }
 
+// Workers on this machine and on Slurm drain one queue together (the issue's
+// "two local, one through Slurm"): every job done once, whoever took it.
+TEST(Slurm, LocalAndSlurmWorkersServeOneRun) {
+  NEED_SLURM(cluster);
+  testing::TempDir dir;
+  const std::string db = dir.path() + "/accelopt.db";
+  CommandRun run = testing::RunShell(cluster->Env() + " " + testing::AccelBinary() +
+                                     " optimize --demo silu --shape test --workers 2 --slurm " + cluster->partition() +
+                                     " --slurm-workers 1 --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " +
+                                     db);
+  ASSERT_EQ(run.exit_code, 0) << run.out << cluster->Logs();
+  EXPECT_NE(run.out.find("2 worker(s) started here"), std::string::npos) << run.out;
+  EXPECT_EQ(Count(run.out, "slurm: submitted job"), 1u) << run.out;
+  EXPECT_EQ(LiveJobs(*cluster, "run1-slurm"), "") << "the run's end left its job in squeue";
+  auto queue = service::OpenJobQueue(db);
+  ASSERT_TRUE(queue.ok()) << queue.error().message;
+  auto counts = (*queue)->Counts(3600);
+  ASSERT_TRUE(counts.ok()) << counts.error().message;
+  EXPECT_GE(counts->done, 3);
+  EXPECT_EQ(counts->queued + counts->running + counts->failed, 0);
+  std::vector<int64_t> ids;
+  for (int64_t id = 1; id <= counts->done; ++id) ids.push_back(id);
+  auto statuses = (*queue)->Poll(ids);
+  ASSERT_TRUE(statuses.ok()) << statuses.error().message;
+  for (const auto& s : *statuses) EXPECT_EQ(s.attempts, 1) << "job " << s.id << " was run more than once";
+}
+
 // Workers Slurm would refuse stop the run before it is created, in sbatch's words.
 TEST(Slurm, ANonexistentPartitionIsRefusedBeforeTheRunIsCreated) {
   NEED_SLURM(cluster);
