@@ -301,12 +301,20 @@ struct Measuring {
   }
 };
 
+// The Slurm jobs earlier sessions of the run kept (a resumed run adds to them).
+Json KeptSlurmJobs(const std::string& record) {
+  if (!std::filesystem::exists(record)) return Json::array();
+  auto text = ReadFile(record);
+  Json j = text ? Json::parse(*text, nullptr, /*allow_exceptions=*/false) : Json();
+  return j.is_object() && j.contains("slurm_jobs") && j["slurm_jobs"].is_array() ? j["slurm_jobs"] : Json::array();
+}
+
 // Cancels the run's Slurm jobs that still run, says each job's final state
 // and log, and keeps them in the record `accelopt show RUN` reads.
 void FinishSlurm(service::SlurmWorkers& slurm, const std::string& record, int64_t run_id) {
   if (Status s = slurm.Stop(); !s) fmt::print(stderr, "slurm: {}\n", s.error().message);
   const auto jobs = slurm.Workers();
-  Json list = Json::array();
+  Json list = KeptSlurmJobs(record);
   for (const auto& w : jobs) {
     list.push_back(w.ToJson());
     fmt::print(stderr, "slurm: job {} ({}): {}, exit code {}{}, log {}\n", w.job_id, w.name, w.state.state,
@@ -317,6 +325,8 @@ void FinishSlurm(service::SlurmWorkers& slurm, const std::string& record, int64_
   else if (!jobs.empty())
     fmt::print(stderr, "slurm: {} job(s) of run {} kept in {} (`accelopt show {}` lists them)\n", jobs.size(), run_id,
                record, run_id);
+  else
+    fmt::print(stderr, "slurm: no worker job was needed\n");
 }
 
 std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id, targets::Target& target) {
@@ -358,6 +368,7 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
     options.arguments = worker_args;
     options.arguments.insert(options.arguments.end(), lease.begin(), lease.end());
     options.name_prefix = "run" + std::to_string(run_id) + "-slurm";
+    options.first_number = static_cast<int>(KeptSlurmJobs(SlurmRecordPath(f.db, run_id)).size()) + 1;
     options.log_dir = SlurmLogDir(f.db);
     options.say = say;
     std::error_code ec;

@@ -175,6 +175,7 @@ void PrintSlurmJobs(const std::string& db, int64_t run) {
   if (!record.is_object() || !record.contains("slurm_jobs") || !record["slurm_jobs"].is_array())
     throw Exit{kExitError, "not a record of Slurm jobs: " + path};
   fmt::print("\nSlurm worker jobs ({}):\n", path);
+  if (record["slurm_jobs"].empty()) fmt::print("  none was needed\n");
   for (const Json& j : record["slurm_jobs"])
     fmt::print("  job {} ({}) {}, exit code {}{}, node {}, log {}\n", j.value("job_id", ""), j.value("name", ""),
                j.value("state", ""), j.value("exit_code", 0),

@@ -232,7 +232,8 @@ Status SlurmWorkers::Refresh() {
 }
 
 Status SlurmWorkers::Submit() {
-  const std::string name = fmt::format("{}-{}", options_.name_prefix, workers_.size() + 1);
+  const std::string name =
+      fmt::format("{}-{}", options_.name_prefix, options_.first_number + static_cast<int>(workers_.size()));
   const std::string log = options_.log_dir + "/" + name + ".log";
   std::vector<std::string> worker_argv = {options_.program};
   worker_argv.insert(worker_argv.end(), options_.arguments.begin(), options_.arguments.end());
@@ -267,8 +268,22 @@ Status SlurmWorkers::Tend(int outstanding) {
   std::lock_guard lock(mu_);
   if (stopped_) return Ok{};
   if (Status s = Refresh(); !s) return s;
-  int live = 0;
-  for (const SlurmWorker& w : workers_) live += w.state.Ended() ? 0 : 1;
+  int live = 0, failed_in_a_row = 0;
+  const SlurmWorker* last_failed = nullptr;
+  for (const SlurmWorker& w : workers_) {
+    live += w.state.Ended() ? 0 : 1;
+    const std::string& s = w.state.state;
+    if (s == "FAILED" || s == "BOOT_FAIL" || s == "OUT_OF_MEMORY") {
+      ++failed_in_a_row;
+      last_failed = &w;
+    } else if (s == "COMPLETED" || s == "RUNNING" || s == "CANCELLED" || s == "TIMEOUT") {
+      failed_in_a_row = 0;  // it ran; a later failure is news again
+    }
+  }
+  if (failed_in_a_row >= options_.max_failures && live < outstanding)
+    return Error{fmt::format("{} worker jobs failed in a row (the last: job {}, exit code {}; its log {}): no more are "
+                             "submitted",
+                             failed_in_a_row, last_failed->job_id, last_failed->state.exit_code, last_failed->log)};
   while (live < options_.slurm.max_workers && live < outstanding) {
     if (Status s = Submit(); !s) return s;
     ++live;

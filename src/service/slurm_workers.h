@@ -95,7 +95,9 @@ struct SlurmWorkersOptions {
   SlurmSettings slurm;
   std::string program;                  ///< the accelopt binary (or a dist's run.sh) the nodes run
   std::vector<std::string> arguments;   ///< the worker's arguments, without --name
-  std::string name_prefix = "worker";   ///< workers are named <prefix>-1, <prefix>-2, ...
+  std::string name_prefix = "worker";   ///< workers are named <prefix>-<first_number>, then on
+  int first_number = 1;                 ///< the number of the first worker (a resumed run goes on counting)
+  int max_failures = 3;                 ///< worker jobs failing in a row before no more are submitted
   std::string log_dir;                  ///< where their logs go (a folder the nodes share)
   double idle_exit_seconds = 120;       ///< a worker without a job this long ends its job (0: never)
   CommandRunner run = RunCommand;       ///< runs sbatch, squeue, scontrol and scancel
@@ -115,7 +117,10 @@ class SlurmWorkers {
   /// changed), then submits one job per worker missing: while fewer than
   /// max_workers are pending or running and fewer than `outstanding` (the
   /// queue's jobs for their class). An Error names the command that failed
-  /// with its stderr; what was done before it stands.
+  /// with its stderr; what was done before it stands. Once max_failures jobs
+  /// in a row failed (FAILED, BOOT_FAIL, OUT_OF_MEMORY: a node without the
+  /// program, a worker that cannot open the queue) none is submitted any
+  /// more, and every round is an Error naming the last one's log.
   Status Tend(int outstanding);
 
   /// Calls Tend every `poll_seconds` on a thread, with the queue's

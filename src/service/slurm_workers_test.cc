@@ -164,6 +164,29 @@ TEST(SlurmWorkers, ASbatchFailureSaysWhatSbatchSaid) {
   EXPECT_TRUE(workers.Workers().empty());
 }
 
+// A node that cannot run the worker must not be given an endless stream of jobs.
+TEST(SlurmWorkers, StopsSubmittingAfterJobsFailInARow) {
+  ScriptedSlurm slurm;
+  std::vector<std::string> said;
+  SlurmWorkersOptions options = Options(slurm, &said);
+  options.slurm.max_workers = 1;
+  options.max_failures = 2;
+  options.first_number = 4;
+  SlurmWorkers workers(std::move(options));
+  slurm.answers = {{0, "1\n", ""}};
+  ASSERT_TRUE(workers.Tend(3).ok());
+  EXPECT_EQ(workers.Workers()[0].name, "run7-worker-4") << "a resumed run goes on counting";
+  slurm.answers = {{0, "1|FAILED|n1\n", ""}, {0, "JobId=1 JobState=FAILED ExitCode=127:0", ""}, {0, "2\n", ""}};
+  ASSERT_TRUE(workers.Tend(3).ok());
+  ASSERT_EQ(workers.Workers().size(), 2u) << "one failure: replaced";
+  slurm.answers = {{0, "2|FAILED|n1\n", ""}, {0, "JobId=2 JobState=FAILED ExitCode=127:0", ""}};
+  Status s = workers.Tend(3);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("2 worker jobs failed in a row"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("/shared/logs/run7-worker-5.log"), std::string::npos) << s.error().message;
+  EXPECT_EQ(workers.Workers().size(), 2u) << "a third was submitted";
+}
+
 TEST(SlurmWorkers, AJobTheControllerForgotIsUnknownNotAnError) {
   ScriptedSlurm slurm;
   std::vector<std::string> said;
