@@ -185,10 +185,10 @@ TEST(Slurm, ANonexistentPartitionIsRefusedBeforeTheRunIsCreated) {
 }
 
 // A run stopped by SIGTERM while its Slurm worker works cancels the job and
-// says how it ended. With PostgreSQL installed, the queue is there: the worker
+// says how it ended; resumed, it submits workers again. With PostgreSQL installed, the queue is there: the worker
 // reached it with the password from its environment, which is in no output,
 // log or job description.
-TEST(Slurm, AnInterruptedRunCancelsItsJobsAndKeepsThePasswordOutOfSight) {
+TEST(Slurm, AnInterruptedRunCancelsItsJobsAndResumesOnSlurmWithThePasswordOutOfSight) {
   NEED_SLURM(cluster);
   std::string no_postgres;
   testing::PostgresServer* server = testing::SharedPostgresServer(&no_postgres);
@@ -201,7 +201,7 @@ TEST(Slurm, AnInterruptedRunCancelsItsJobsAndKeepsThePasswordOutOfSight) {
   testing::TempDir dir;
   const std::string db = dir.path() + "/accelopt.db";
   setenv("SLURM_CONF", cluster->conf().c_str(), 1);  // the engine's sbatch finds the cluster
-  testing::BackgroundAccelopt engine("optimize --demo --shape test --slurm " + cluster->partition() +
+  testing::BackgroundAccelopt engine("optimize --demo silu --shape test --slurm " + cluster->partition() +
                                          " --slurm-workers 1 --suite " + std::string(ACCELOPT_SOURCE_DIR) +
                                          "/suite --db " + db + (queue_uri.empty() ? "" : " --queue-db " + queue_uri),
                                      dir.path() + "/engine.log");
@@ -221,6 +221,19 @@ TEST(Slurm, AnInterruptedRunCancelsItsJobsAndKeepsThePasswordOutOfSight) {
   const std::string record = ReadLog(dir.path() + "/slurm-logs/run1-slurm.json");
   EXPECT_NE(record.find("CANCELLED"), std::string::npos) << record;
 
+  // Resumed, it submits workers again, numbered on, and the record keeps both sessions' jobs.
+  if (server) setenv("PGPASSWORD", server->password().c_str(), 1);  // the recorded URI has none
+  CommandRun resumed = testing::RunShell(cluster->Env() + " " + testing::AccelBinary() + " resume 1 --db " + db);
+  if (server) unsetenv("PGPASSWORD");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("(run1-slurm-2)"), std::string::npos) << resumed.out;
+  EXPECT_EQ(LiveJobs(*cluster, "run1-slurm"), "") << "the resumed run left its job in squeue";
+  const Json kept = Json::parse(ReadLog(dir.path() + "/slurm-logs/run1-slurm.json"))["slurm_jobs"];
+  ASSERT_GE(kept.size(), 2u) << kept.dump();
+  EXPECT_EQ(kept[0]["name"], "run1-slurm-1");
+  EXPECT_EQ(kept[0]["state"], "CANCELLED");
+  EXPECT_EQ(kept[1]["name"], "run1-slurm-2");
+
   if (!server) {
     std::cerr << "the PostgreSQL part skipped: " << no_postgres << "\n";
     return;
@@ -233,6 +246,7 @@ TEST(Slurm, AnInterruptedRunCancelsItsJobsAndKeepsThePasswordOutOfSight) {
   EXPECT_EQ(record.find(password), std::string::npos);
   const Json jobs = Json::parse(record)["slurm_jobs"];
   ASSERT_EQ(jobs.size(), 1u) << record;
+  EXPECT_EQ(resumed.out.find(password), std::string::npos) << "the password was shown by resume";
   const std::string job_id = jobs[0]["job_id"];
   auto described = cluster->Client({"scontrol", "show", "job", job_id});
   ASSERT_TRUE(described.ok()) << described.error().message;
