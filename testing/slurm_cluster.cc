@@ -77,8 +77,8 @@ Result<std::pair<int, int>> FreePorts() {
 }
 
 constexpr const char* kNode = "accelopt-node";
-constexpr const char* kPrograms[] = {"munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scancel",
-                                     "scontrol"};
+constexpr const char* kPrograms[] = {"munged", "slurmctld", "slurmd",  "sbatch",
+                                     "squeue", "sinfo",     "scancel", "scontrol"};
 
 }  // namespace
 
@@ -89,7 +89,8 @@ bool SlurmCluster::Available(std::string* why_not) {
   if (!missing.empty()) {
     std::string list;
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    *why_not = "Slurm is not installed (no " + list + "; scripts/setup.sh installs slurmctld, slurmd, slurm-client "
+    *why_not = "Slurm is not installed (no " + list +
+               "; scripts/setup.sh installs slurmctld, slurmd, slurm-client "
                "and munge)";
     return false;
   }
@@ -123,10 +124,10 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(double timeout_seconds
   }
   chmod(key.c_str(), 0400);
   const std::string socket = dir + "/munge/munge.socket";
-  if (Status s = cluster->Spawn("munged", {FindProgram("munged"), "--foreground", "--force", "--socket=" + socket,
-                                           "--key-file=" + key, "--log-file=" + dir + "/munge/munged.log",
-                                           "--pid-file=" + dir + "/munge/munged.pid",
-                                           "--seed-file=" + dir + "/munge/munged.seed"});
+  if (Status s = cluster->Spawn(
+          "munged", {FindProgram("munged"), "--foreground", "--force", "--socket=" + socket, "--key-file=" + key,
+                     "--log-file=" + dir + "/munge/munged.log", "--pid-file=" + dir + "/munge/munged.pid",
+                     "--seed-file=" + dir + "/munge/munged.seed"});
       !s)
     return s.error();
 
@@ -167,7 +168,8 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(double timeout_seconds
   const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_seconds);
   // munged makes its socket; slurmctld and slurmd need it to start.
   while (!fs::exists(socket)) {
-    if (Clock::now() > deadline) return Error{"slurm cluster: munged made no socket " + socket + "\n" + cluster->Logs()};
+    if (Clock::now() > deadline)
+      return Error{"slurm cluster: munged made no socket " + socket + "\n" + cluster->Logs()};
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (Status s = cluster->Spawn("slurmctld", {FindProgram("slurmctld"), "-D", "-i", "-f", cluster->conf_}); !s)
@@ -231,8 +233,8 @@ Result<service::CommandOutput> SlurmCluster::Client(const std::vector<std::strin
 
 std::string SlurmCluster::Logs() const {
   std::string out;
-  for (const char* log : {"munged.out", "munge/munged.log", "slurmctld.out", "slurmctld.log", "slurmd.out",
-                          "slurmd.log"}) {
+  for (const char* log :
+       {"munged.out", "munge/munged.log", "slurmctld.out", "slurmctld.log", "slurmd.out", "slurmd.log"}) {
     const std::string text = ReadAll(dir_ + "/" + log);
     if (!text.empty()) out += "--- " + std::string(log) + ":\n" + Tail(text) + "\n";
   }
@@ -280,9 +282,10 @@ Status SlurmCluster::StartWatcher() {
   if (pipe2(fds, O_CLOEXEC) != 0) return Error{std::string("slurm cluster: watcher pipe: ") + strerror(errno)};
   const std::string d = service::ShellQuote(dir_);
   const std::string script = "cat >/dev/null; cd /; if [ -s " + d + "/daemons.pids ]; then SLURM_CONF=" + d +
-                             "/slurm.conf timeout 10 scancel --partition=" + partition_ +
-                             "; sleep 1; pids=$(cat " + d + "/daemons.pids); kill -TERM $pids; sleep 3; "
-                             "kill -KILL $pids; fi; rm -rf " + d;
+                             "/slurm.conf timeout 10 scancel --partition=" + partition_ + "; sleep 1; pids=$(cat " + d +
+                             "/daemons.pids); kill -TERM $pids; sleep 3; "
+                             "kill -KILL $pids; fi; rm -rf " +
+                             d;
   const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
   const pid_t pid = fork();
   if (pid < 0) {

@@ -35,8 +35,8 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kScaleTask = std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale";
 
-#define NEED_SLURM(cluster)                                    \
-  std::string why_not;                                         \
+#define NEED_SLURM(cluster)                                               \
+  std::string why_not;                                                    \
   testing::SlurmCluster* cluster = testing::SharedSlurmCluster(&why_not); \
   if (!cluster) GTEST_SKIP() << why_not
 
@@ -104,10 +104,10 @@ TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
   NEED_SLURM(cluster);
   testing::TempDir dir;
   const std::string db = dir.path() + "/accelopt.db";
-  CommandRun run = testing::RunShell(cluster->Env() + " " + testing::AccelBinary() +
-                                     " optimize --demo silu --shape test --slurm " + cluster->partition() +
-                                     " --slurm-workers 2 --slurm-time 10:00 --suite " +
-                                     std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " + db);
+  CommandRun run =
+      testing::RunShell(cluster->Env() + " " + testing::AccelBinary() + " optimize --demo silu --shape test --slurm " +
+                        cluster->partition() + " --slurm-workers 2 --slurm-time 10:00 --suite " +
+                        std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " + db);
   ASSERT_EQ(run.exit_code, 0) << run.out << cluster->Logs();
   if (getenv("SLURM_TEST_DEBUG")) fprintf(stderr, "%s\n", run.out.c_str());
   const size_t submitted = Count(run.out, "slurm: submitted job");
@@ -146,10 +146,9 @@ TEST(Slurm, LocalAndSlurmWorkersServeOneRun) {
   NEED_SLURM(cluster);
   testing::TempDir dir;
   const std::string db = dir.path() + "/accelopt.db";
-  CommandRun run = testing::RunShell(cluster->Env() + " " + testing::AccelBinary() +
-                                     " optimize --demo silu --shape test --workers 2 --slurm " + cluster->partition() +
-                                     " --slurm-workers 1 --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " +
-                                     db);
+  CommandRun run = testing::RunShell(
+      cluster->Env() + " " + testing::AccelBinary() + " optimize --demo silu --shape test --workers 2 --slurm " +
+      cluster->partition() + " --slurm-workers 1 --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " + db);
   ASSERT_EQ(run.exit_code, 0) << run.out << cluster->Logs();
   EXPECT_NE(run.out.find("2 worker(s) started here"), std::string::npos) << run.out;
   EXPECT_EQ(Count(run.out, "slurm: submitted job"), 1u) << run.out;
@@ -240,7 +239,8 @@ TEST(Slurm, AnInterruptedRunCancelsItsJobsAndResumesOnSlurmWithThePasswordOutOfS
   }
   const std::string password = server->password();
   const std::string worker_log = ReadLog(dir.path() + "/slurm-logs/run1-slurm-1.log");
-  EXPECT_NE(worker_log.find(": done"), std::string::npos) << "the worker did no job through PostgreSQL:\n" << worker_log;
+  EXPECT_NE(worker_log.find(": done"), std::string::npos) << "the worker did no job through PostgreSQL:\n"
+                                                          << worker_log;
   EXPECT_EQ(stopped.out.find(password), std::string::npos) << "the password was shown";
   EXPECT_EQ(worker_log.find(password), std::string::npos) << "the password is in the worker's log";
   EXPECT_EQ(record.find(password), std::string::npos);
@@ -290,8 +290,9 @@ TEST(Slurm, AWorkersJobKilledMidEvaluationLosesNothingAndRepeatsNothing) {
   options.slurm.partition = cluster->partition();
   options.slurm.max_workers = 2;
   options.program = testing::AccelBinary();
-  options.arguments = {"worker", "--db", db, "--machine-class", machine_class, "--device", "slurm-test-device",
-                       "--lease", "2", "--heartbeat", "0.5", "--no-calibrate"};
+  options.arguments = {
+      "worker", "--db",        db,    "--machine-class", machine_class, "--device", "slurm-test-device", "--lease",
+      "2",      "--heartbeat", "0.5", "--no-calibrate"};
   options.name_prefix = "killtest" + std::to_string(getpid());
   options.log_dir = dir.path();
   options.idle_exit_seconds = 30;
@@ -334,8 +335,9 @@ TEST(Slurm, AWorkersJobKilledMidEvaluationLosesNothingAndRepeatsNothing) {
     auto statuses = queue.Poll(ids);
     ASSERT_TRUE(statuses.ok()) << statuses.error().message;
     final_states = *statuses;
-    if (std::all_of(final_states.begin(), final_states.end(),
-                    [](const auto& s) { return s.state == service::JobState::kDone || s.state == service::JobState::kFailed; }))
+    if (std::all_of(final_states.begin(), final_states.end(), [](const auto& s) {
+          return s.state == service::JobState::kDone || s.state == service::JobState::kFailed;
+        }))
       break;
     ASSERT_LT(Clock::now(), deadline) << "the jobs did not finish\n" << cluster->Logs();
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "cli/common.h"
@@ -100,9 +101,10 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
                  "died runs again this long after)")
       ->check(CLI::PositiveNumber);
   auto& slurm = f.queue.slurm;
-  auto* on_slurm = cmd.add_option("--slurm", slurm.partition,
-                 "submit `accelopt worker` processes to this Slurm partition with sbatch, one per device, as the "
-                 "queue needs them (implies --queue); cancelled with scancel when the run ends");
+  auto* on_slurm = cmd.add_option(
+      "--slurm", slurm.partition,
+      "submit `accelopt worker` processes to this Slurm partition with sbatch, one per device, as the queue needs "
+      "them (implies --queue); cancelled with scancel when the run ends");
   cmd.add_option("--slurm-gres", slurm.gres, "with --slurm: the generic resources of each worker's job (gpu:1)")
       ->needs(on_slurm);
   cmd.add_option("--slurm-time", slurm.time_limit, "with --slurm: each worker job's time limit (sbatch --time)")
@@ -288,16 +290,26 @@ std::shared_ptr<std::atomic<bool>> MarkInterruptedOnSignal(store::Store& db, int
 // Where the run's kernels are measured: here, under the device's lock (the
 // target was made without its own), or through the queue by workers, some
 // started here. Holds what it started until the run ends.
+// The run's workers on Slurm, finished once: at the run's end, its failure
+// or an interrupt, whichever comes first.
+struct SlurmRun {
+  SlurmRun(service::SlurmWorkersOptions options, std::string record_path, int64_t run)
+      : workers(std::move(options)), record(std::move(record_path)), run_id(run) {}
+  service::SlurmWorkers workers;
+  std::string record;  // where the jobs' final states are kept
+  int64_t run_id = 0;
+  std::once_flag finished;
+};
+
 struct Measuring {
   std::unique_ptr<service::JobQueue> queue;
   std::optional<service::WorkerProcesses> workers;
-  // Shared with the interrupt action, which cancels the jobs; tends on a thread while the queue lives.
-  std::shared_ptr<service::SlurmWorkers> slurm;
-  std::string slurm_record;  // where the jobs' final states are kept
+  // Shared with the interrupt action; tends on a thread while the queue lives.
+  std::shared_ptr<SlurmRun> slurm;
   std::unique_ptr<service::Evaluator> evaluator;
   run::EvalRoute route;
   ~Measuring() {
-    if (slurm) slurm->Stop();
+    if (slurm) slurm->workers.Stop();
   }
 };
 
@@ -311,7 +323,7 @@ Json KeptSlurmJobs(const std::string& record) {
 
 // Cancels the run's Slurm jobs that still run, says each job's final state
 // and log, and keeps them in the record `accelopt show RUN` reads.
-void FinishSlurm(service::SlurmWorkers& slurm, const std::string& record, int64_t run_id) {
+void FinishSlurmOnce(service::SlurmWorkers& slurm, const std::string& record, int64_t run_id) {
   if (Status s = slurm.Stop(); !s) fmt::print(stderr, "slurm: {}\n", s.error().message);
   const auto jobs = slurm.Workers();
   Json list = KeptSlurmJobs(record);
@@ -327,6 +339,10 @@ void FinishSlurm(service::SlurmWorkers& slurm, const std::string& record, int64_
                record, run_id);
   else
     fmt::print(stderr, "slurm: no worker job was needed\n");
+}
+
+void FinishSlurm(SlurmRun& run) {
+  std::call_once(run.finished, [&run] { FinishSlurmOnce(run.workers, run.record, run.run_id); });
 }
 
 std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id, targets::Target& target) {
@@ -373,11 +389,11 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
     options.say = say;
     std::error_code ec;
     std::filesystem::create_directories(options.log_dir, ec);
-    if (ec) throw Exit{kExitError, "cannot create the Slurm workers' log folder " + options.log_dir + ": " + ec.message()};
-    m->slurm = std::make_shared<service::SlurmWorkers>(std::move(options));
-    m->slurm_record = SlurmRecordPath(f.db, run_id);
-    m->slurm->TendInBackground(*m->queue, machine_class);
-    OnInterrupt([slurm = m->slurm, record = m->slurm_record, run_id](int) { FinishSlurm(*slurm, record, run_id); });
+    if (ec)
+      throw Exit{kExitError, "cannot create the Slurm workers' log folder " + options.log_dir + ": " + ec.message()};
+    m->slurm = std::make_shared<SlurmRun>(std::move(options), SlurmRecordPath(f.db, run_id), run_id);
+    m->slurm->workers.TendInBackground(*m->queue, machine_class);
+    OnInterrupt([slurm = m->slurm](int) { FinishSlurm(*slurm); });
     say(fmt::format("evaluating through the job queue in {}: up to {} worker(s) submitted to Slurm partition {} as "
                     "jobs wait (logs in {})",
                     shown, f.queue.slurm.max_workers, f.queue.slurm.partition, SlurmLogDir(f.db)));
@@ -428,7 +444,7 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, ta
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
       *ended = true;
-      if (measuring->slurm) FinishSlurm(*measuring->slurm, measuring->slurm_record, run_id);
+      if (measuring->slurm) FinishSlurm(*measuring->slurm);
       throw Exit{kExitError, r.error().message +
                                  fmt::format("\n(run {} can be resumed with `accelopt resume {}`)", run_id, run_id)};
     }
@@ -438,7 +454,7 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, ta
   bool stopped = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.stopped.empty(); });
   db.SetRunStatus(run_id, stopped ? "stopped" : "finished", summary);
   *ended = true;
-  if (measuring->slurm) FinishSlurm(*measuring->slurm, measuring->slurm_record, run_id);
+  if (measuring->slurm) FinishSlurm(*measuring->slurm);
   PrintResults(results, run_id, json);
   // A recorded demo answers every agent of every task it names: an agent left
   // without an answer is a stale recording, not a result to pass off as one.

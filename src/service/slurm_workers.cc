@@ -101,8 +101,8 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv) {
 }
 
 bool SlurmJobState::Ended() const {
-  static const std::set<std::string> kLive = {"SUBMITTED", "PENDING", "CONFIGURING", "RUNNING", "COMPLETING",
-                                              "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING",
+  static const std::set<std::string> kLive = {"SUBMITTED", "PENDING",   "CONFIGURING",  "RUNNING",     "COMPLETING",
+                                              "SUSPENDED", "REQUEUED",  "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING",
                                               "SIGNALING", "STAGE_OUT", "STOPPED"};
   return !kLive.count(state);
 }
@@ -158,8 +158,9 @@ std::string ShellQuote(const std::string& text) {
 
 std::vector<std::string> SbatchCommand(const SlurmSettings& settings, const std::string& name, const std::string& log,
                                        const std::vector<std::string>& worker_argv) {
-  std::vector<std::string> argv = {"sbatch", "--parsable", "--job-name=" + name, "--output=" + log,
-                                   "--partition=" + settings.partition, "--ntasks=1", "--no-requeue", "--export=ALL"};
+  std::vector<std::string> argv = {
+      "sbatch",     "--parsable",   "--job-name=" + name, "--output=" + log, "--partition=" + settings.partition,
+      "--ntasks=1", "--no-requeue", "--export=ALL"};
   if (!settings.gres.empty()) argv.push_back("--gres=" + settings.gres);
   if (!settings.time_limit.empty()) argv.push_back("--time=" + settings.time_limit);
   if (!settings.account.empty()) argv.push_back("--account=" + settings.account);
@@ -170,8 +171,9 @@ std::vector<std::string> SbatchCommand(const SlurmSettings& settings, const std:
 }
 
 Json SlurmWorker::ToJson() const {
-  return {{"job_id", job_id}, {"name", name},           {"log", log},          {"state", state.state},
-          {"node", state.node}, {"exit_code", state.exit_code}, {"signal", state.signal}};
+  return {{"job_id", job_id},      {"name", name},       {"log", log},
+          {"state", state.state},  {"node", state.node}, {"exit_code", state.exit_code},
+          {"signal", state.signal}};
 }
 
 SlurmWorkers::SlurmWorkers(SlurmWorkersOptions options) : options_(std::move(options)) {}
@@ -187,8 +189,8 @@ Status SlurmWorkers::Refresh() {
   for (const SlurmWorker& w : workers_)
     if (!w.state.Ended()) ids.push_back(w.job_id);
   if (ids.empty()) return Ok{};
-  const std::vector<std::string> squeue = {"squeue", "-h", "--states=all", "-j", fmt::format("{}", fmt::join(ids, ",")),
-                                           "-o", "%i|%T|%N"};
+  const std::vector<std::string> squeue = {
+      "squeue", "-h", "--states=all", "-j", fmt::format("{}", fmt::join(ids, ",")), "-o", "%i|%T|%N"};
   auto listed = options_.run(squeue);
   if (!listed) return listed.error();
   // squeue refuses a list holding an id the controller forgot: each is then asked alone.
@@ -281,9 +283,10 @@ Status SlurmWorkers::Tend(int outstanding) {
     }
   }
   if (failed_in_a_row >= options_.max_failures && live < outstanding)
-    return Error{fmt::format("{} worker jobs failed in a row (the last: job {}, exit code {}; its log {}): no more are "
-                             "submitted",
-                             failed_in_a_row, last_failed->job_id, last_failed->state.exit_code, last_failed->log)};
+    return Error{
+        fmt::format("{} worker jobs failed in a row (the last: job {}, exit code {}; its log {}): no more are "
+                    "submitted",
+                    failed_in_a_row, last_failed->job_id, last_failed->state.exit_code, last_failed->log)};
   while (live < options_.slurm.max_workers && live < outstanding) {
     if (Status s = Submit(); !s) return s;
     ++live;

@@ -93,14 +93,14 @@ struct SlurmWorker {
 
 struct SlurmWorkersOptions {
   SlurmSettings slurm;
-  std::string program;                  ///< the accelopt binary (or a dist's run.sh) the nodes run
-  std::vector<std::string> arguments;   ///< the worker's arguments, without --name
-  std::string name_prefix = "worker";   ///< workers are named <prefix>-<first_number>, then on
-  int first_number = 1;                 ///< the number of the first worker (a resumed run goes on counting)
-  int max_failures = 3;                 ///< worker jobs failing in a row before no more are submitted
-  std::string log_dir;                  ///< where their logs go (a folder the nodes share)
-  double idle_exit_seconds = 120;       ///< a worker without a job this long ends its job (0: never)
-  CommandRunner run = RunCommand;       ///< runs sbatch, squeue, scontrol and scancel
+  std::string program;                          ///< the accelopt binary (or a dist's run.sh) the nodes run
+  std::vector<std::string> arguments;           ///< the worker's arguments, without --name
+  std::string name_prefix = "worker";           ///< workers are named <prefix>-<first_number>, then on
+  int first_number = 1;                         ///< the number of the first worker (a resumed run goes on counting)
+  int max_failures = 3;                         ///< worker jobs failing in a row before no more are submitted
+  std::string log_dir;                          ///< where their logs go (a folder the nodes share)
+  double idle_exit_seconds = 120;               ///< a worker without a job this long ends its job (0: never)
+  CommandRunner run = RunCommand;               ///< runs sbatch, squeue, scontrol and scancel
   std::function<void(const std::string&)> say;  ///< progress: submitted, started, ended
 };
 

@@ -51,8 +51,17 @@ TEST(SlurmWorkers, SbatchRunsTheWorkerWithTheSettingsAndNoPasswordOnTheLine) {
   auto argv = SbatchCommand(s, "run1-worker-1", "/logs/run1-worker-1.log",
                             {"/bin/accelopt", "worker", "--queue", "postgresql://me@db/q", "--machine-class", "it's"});
   const std::vector<std::string> expected = {
-      "sbatch", "--parsable", "--job-name=run1-worker-1", "--output=/logs/run1-worker-1.log", "--partition=gpu",
-      "--ntasks=1", "--no-requeue", "--export=ALL", "--gres=gpu:1", "--time=30:00", "--account=lab",
+      "sbatch",
+      "--parsable",
+      "--job-name=run1-worker-1",
+      "--output=/logs/run1-worker-1.log",
+      "--partition=gpu",
+      "--ntasks=1",
+      "--no-requeue",
+      "--export=ALL",
+      "--gres=gpu:1",
+      "--time=30:00",
+      "--account=lab",
       "--wrap=exec '/bin/accelopt' 'worker' '--queue' 'postgresql://me@db/q' '--machine-class' 'it'\\''s'"};
   EXPECT_EQ(argv, expected);
   SlurmSettings bare;
@@ -204,8 +213,9 @@ TEST(SlurmWorkers, TheSettingsAreCheckedBySbatchWithoutSubmitting) {
   SlurmSettings s;
   s.partition = "gpu";
   s.account = "nobody";
-  slurm.answers = {{1, "", "sbatch: error: Batch job submission failed: Invalid account or account/partition "
-                           "combination specified\n"}};
+  slurm.answers = {{1, "",
+                    "sbatch: error: Batch job submission failed: Invalid account or account/partition "
+                    "combination specified\n"}};
   Status checked = CheckSlurmSettings(s, slurm.Runner());
   ASSERT_FALSE(checked.ok());
   EXPECT_NE(checked.error().message.find("Invalid account"), std::string::npos) << checked.error().message;
