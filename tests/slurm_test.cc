@@ -138,6 +138,15 @@ TEST(Slurm, TheDemoRunsThroughSlurmWorkersAndLeavesNoJobBehind) {
   EXPECT_NE(show.out.find("Slurm worker jobs"), std::string::npos) << show.out;
   EXPECT_EQ(Count(show.out, "(run1-slurm-"), submitted) << show.out;
   EXPECT_EQ(show.out.find("RUNNING"), std::string::npos) << "a job was left running:\n" << show.out;
+  CommandRun show_json = testing::Accelopt("show 1 --json --no-code --db " + db);
+  ASSERT_EQ(show_json.exit_code, 0) << show_json.out;
+  const Json shown = Json::parse(show_json.out);
+  ASSERT_TRUE(shown.contains("slurm_jobs")) << show_json.out;
+  ASSERT_EQ(shown["slurm_jobs"].size(), submitted);
+  for (const Json& job : shown["slurm_jobs"]) {
+    EXPECT_TRUE(job["state"] == "CANCELLED" || job["state"] == "COMPLETED") << job.dump();  // or idle, it left
+    EXPECT_TRUE(std::filesystem::exists(job["log"].get<std::string>())) << job.dump();
+  }
 }
 
 // Workers on this machine and on Slurm drain one queue together (the issue's
