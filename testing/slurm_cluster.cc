@@ -157,12 +157,20 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(double timeout_seconds
          << "SchedulerType=sched/backfill\nMpiDefault=none\n"
          << "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
          << "ReturnToService=2\nSlurmctldTimeout=10\nSlurmdTimeout=10\nMessageTimeout=10\n"
-         << "InactiveLimit=0\nKillWait=2\nMinJobAge=600\n"
+         << "InactiveLimit=0\nKillWait=2\nMinJobAge=600\nGresTypes=gpu\n"
          << "NodeName=" << kNode << " NodeHostname=" << host << " NodeAddr=127.0.0.1 CPUs=" << cpus
-         << " State=UNKNOWN\n"
+         << " Gres=gpu:1 State=UNKNOWN\n"
          << "PartitionName=" << cluster->partition_ << " Nodes=" << kNode
          << " Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO\n";
     if (!conf) return Error{"slurm cluster: write " + cluster->conf_};
+  }
+  // One GPU, a plain file standing for its device: enough for Slurm to count
+  // it (--gres=gpu:1), with task/none confining nothing.
+  {
+    std::ofstream(dir + "/fake-gpu0");
+    std::ofstream gres(dir + "/gres.conf");
+    gres << "NodeName=" << kNode << " Name=gpu File=" << dir << "/fake-gpu0\n";
+    if (!gres) return Error{"slurm cluster: write " + dir + "/gres.conf"};
   }
 
   const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_seconds);

@@ -2,8 +2,8 @@
 /// A throwaway one-node Slurm cluster for a test (tests only): munged with a
 /// fresh key and its socket in a temporary folder, slurmctld and slurmd in
 /// the foreground as children, with a generated slurm.conf (free ports, state,
-/// spool and logs in that folder, one node with this machine's CPUs in a
-/// partition named `test`). Stopped and removed when the object dies, or when
+/// spool and logs in that folder, one node with this machine's CPUs and one
+/// GPU (gres gpu:1, a plain file for its device) in a partition named `test`). Stopped and removed when the object dies, or when
 /// the test program dies without it (a watcher process).
 ///
 /// Needs root (slurmd runs jobs as their users) and no systemd: this is how

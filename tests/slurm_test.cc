@@ -175,6 +175,40 @@ TEST(Slurm, LocalAndSlurmWorkersServeOneRun) {
   for (const auto& s : *statuses) EXPECT_EQ(s.attempts, 1) << "job " << s.id << " was run more than once";
 }
 
+// One worker per device: with --gres gpu:1 on a node that has one GPU, the
+// second worker's job waits for the first one's device.
+TEST(Slurm, AWorkerPerDeviceTheSecondWaitsForTheGpu) {
+  NEED_SLURM(cluster);
+  testing::TempDir dir;
+  setenv("SLURM_CONF", cluster->conf().c_str(), 1);
+  service::SlurmWorkersOptions options;
+  options.slurm.partition = cluster->partition();
+  options.slurm.gres = "gpu:1";
+  options.slurm.max_workers = 2;
+  options.program = "/bin/sh";  // stands for a worker: holds its device a minute
+  options.arguments = {"-c", "sleep 60", "sh"};
+  options.name_prefix = "grestest" + std::to_string(getpid());
+  options.log_dir = dir.path();
+  options.idle_exit_seconds = 0;
+  service::SlurmWorkers workers(options);
+  ASSERT_TRUE(workers.Tend(2).ok());
+  ASSERT_EQ(workers.Workers().size(), 2u);
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    ASSERT_TRUE(workers.Tend(2).ok());
+    const auto all = workers.Workers();
+    if (all[0].state.state == "RUNNING" && all[1].state.state == "PENDING") break;
+    ASSERT_LT(Clock::now(), deadline) << all[0].state.state << " " << all[1].state.state << "\n" << cluster->Logs();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  auto reason = cluster->Client({"squeue", "-h", "-j", workers.Workers()[1].job_id, "-o", "%r"});
+  ASSERT_TRUE(reason.ok()) << reason.error().message;
+  EXPECT_NE(reason->out.find("Resources"), std::string::npos) << reason->out;
+  ASSERT_TRUE(workers.Stop(30).ok());
+  EXPECT_EQ(LiveJobs(*cluster, options.name_prefix), "");
+  for (const auto& w : workers.Workers()) EXPECT_EQ(w.state.state, "CANCELLED") << w.job_id;
+}
+
 // Workers Slurm would refuse stop the run before it is created, in sbatch's words.
 TEST(Slurm, ANonexistentPartitionIsRefusedBeforeTheRunIsCreated) {
   NEED_SLURM(cluster);
