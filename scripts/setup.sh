@@ -14,6 +14,8 @@ packages=(
   patchelf  # `make dist`: the shipped binaries find their libraries beside them
   libpq-dev   # the PostgreSQL client library: the job queue on a server (service/postgres_job_queue.cc)
   postgresql  # the server the tests start for themselves (testing/postgres_server.h); skipped without it
+  slurmctld slurmd slurm-client  # `optimize --slurm`: workers as Slurm jobs; the tests start a one-node cluster (testing/slurm_cluster.h)
+  munge  # Slurm's authentication; the tests' cluster runs its own munged with a fresh key
 )
 
 # `scripts/setup.sh fuzz`: also clang with libFuzzer, and its OpenMP runtime.

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "cli/common.h"
@@ -21,6 +22,7 @@
 #include "run/task_definitions.h"
 #include "service/eval_job.h"
 #include "service/queue_evaluator.h"
+#include "service/slurm_workers.h"
 #include "service/worker_processes.h"
 
 namespace accelopt::cli {
@@ -33,6 +35,7 @@ struct OptimizeFlags : run::RunConfig {
   std::string db = "accelopt.db";
   LlmFlags llm;        // recorded as llm_config and model
   CommonFlags common;  // --suite; recorded as suite_dir
+  std::string slurm_program;  // --slurm-program; "" = this binary
 };
 
 // The run's configuration as the store keeps it.
@@ -93,6 +96,28 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
                  "where the queue lives (implies --queue): a PostgreSQL database shared by workers on many machines "
                  "(postgresql://user@host:port/db; give the password by $PGPASSWORD or ~/.pgpass: the run records "
                  "the URI without it); default: the store's SQLite file");
+  cmd.add_option("--lease", f.queue.lease,
+                 "with --workers or --slurm: seconds a worker's claim holds without a heartbeat (a job whose worker "
+                 "died runs again this long after)")
+      ->check(CLI::PositiveNumber);
+  auto& slurm = f.queue.slurm;
+  auto* on_slurm = cmd.add_option(
+      "--slurm", slurm.partition,
+      "submit `accelopt worker` processes to this Slurm partition with sbatch, one per device, as the queue needs "
+      "them (implies --queue); cancelled with scancel when the run ends");
+  cmd.add_option("--slurm-gres", slurm.gres, "with --slurm: the generic resources of each worker's job (gpu:1)")
+      ->needs(on_slurm);
+  cmd.add_option("--slurm-time", slurm.time_limit, "with --slurm: each worker job's time limit (sbatch --time)")
+      ->needs(on_slurm);
+  cmd.add_option("--slurm-account", slurm.account, "with --slurm: the account the jobs are charged to")
+      ->needs(on_slurm);
+  cmd.add_option("--slurm-workers", slurm.max_workers, "with --slurm: worker jobs pending or running at once, at most")
+      ->check(CLI::PositiveNumber)
+      ->needs(on_slurm);
+  cmd.add_option("--slurm-program", f.slurm_program,
+                 "with --slurm: the accelopt the nodes run (default: this one; e.g. bin/accelopt of an unpacked "
+                 "`make dist` on a shared filesystem)")
+      ->needs(on_slurm);
   cmd.add_option("--machine-class", f.queue.machine_class,
                  "with the queue: the class of machine the jobs run on (workers serving it take them; default: "
                  "this machine's fingerprint)");
@@ -238,6 +263,15 @@ void CheckSupported(const std::vector<const suite::Task*>& tasks, const std::str
   }
 }
 
+// Workers that Slurm would refuse (no such partition, GRES or account; no
+// Slurm here): said before the run is created, in sbatch's words.
+void CheckSlurm(const service::SlurmSettings& slurm) {
+  if (slurm.partition.empty()) return;
+  if (Status s = service::CheckSlurmSettings(slurm); !s)
+    throw Exit{kExitError, "the workers cannot be submitted to Slurm partition " + slurm.partition + ": " +
+                               s.error().message};
+}
+
 // On Ctrl-C or SIGTERM the run is marked interrupted (after the store's
 // current write) and the user told how to go on.
 // Returns the flag to set once the run has ended otherwise.
@@ -256,11 +290,27 @@ std::shared_ptr<std::atomic<bool>> MarkInterruptedOnSignal(store::Store& db, int
 // Where the run's kernels are measured: here, under the device's lock (the
 // target was made without its own), or through the queue by workers, some
 // started here. Holds what it started until the run ends.
+// The run's workers on Slurm, finished once: at the run's end, its failure
+// or an interrupt, whichever comes first.
+struct SlurmRun {
+  SlurmRun(service::SlurmWorkersOptions options, std::string record_path, int64_t run)
+      : workers(std::move(options)), record(std::move(record_path)), run_id(run) {}
+  service::SlurmWorkers workers;
+  std::string record;  // where the jobs' final states are kept
+  int64_t run_id = 0;
+  std::once_flag finished;
+};
+
 struct Measuring {
   std::unique_ptr<service::JobQueue> queue;
   std::optional<service::WorkerProcesses> workers;
+  // Shared with the interrupt action; tends on a thread while the queue lives.
+  std::shared_ptr<SlurmRun> slurm;
   std::unique_ptr<service::Evaluator> evaluator;
   run::EvalRoute route;
+  ~Measuring() {
+    if (slurm) slurm->workers.Stop();
+  }
 };
 
 // The one password the workers get ($PGPASSWORD) for the store and the queue
@@ -274,10 +324,43 @@ std::string WorkersPassword(const std::string& db, const std::string& queue) {
   return a.empty() ? b : a;
 }
 
+// The Slurm jobs earlier sessions of the run kept (a resumed run adds to them).
+Json KeptSlurmJobs(const std::string& record) {
+  if (!std::filesystem::exists(record)) return Json::array();
+  auto text = ReadFile(record);
+  Json j = text ? Json::parse(*text, nullptr, /*allow_exceptions=*/false) : Json();
+  return j.is_object() && j.contains("slurm_jobs") && j["slurm_jobs"].is_array() ? j["slurm_jobs"] : Json::array();
+}
+
+// Cancels the run's Slurm jobs that still run, says each job's final state
+// and log, and keeps them in the record `accelopt show RUN` reads.
+void FinishSlurmOnce(service::SlurmWorkers& slurm, const std::string& record, int64_t run_id) {
+  if (Status s = slurm.Stop(); !s) fmt::print(stderr, "slurm: {}\n", s.error().message);
+  const auto jobs = slurm.Workers();
+  Json list = KeptSlurmJobs(record);
+  for (const auto& w : jobs) {
+    list.push_back(w.ToJson());
+    fmt::print(stderr, "slurm: job {} ({}): {}, exit code {}{}, log {}\n", w.job_id, w.name, w.state.state,
+               w.state.exit_code, w.state.signal ? fmt::format(", signal {}", w.state.signal) : "", w.log);
+  }
+  if (Status s = WriteFile(record, DumpJson({{"run", run_id}, {"slurm_jobs", list}}, 2)); !s)
+    fmt::print(stderr, "slurm: could not keep the jobs' states: {}\n", s.error().message);
+  else if (!jobs.empty())
+    fmt::print(stderr, "slurm: {} job(s) of run {} kept in {} (`accelopt show {}` lists them)\n", jobs.size(), run_id,
+               record, run_id);
+  else
+    fmt::print(stderr, "slurm: no worker job was needed\n");
+}
+
+void FinishSlurm(SlurmRun& run) {
+  std::call_once(run.finished, [&run] { FinishSlurmOnce(run.workers, run.record, run.run_id); });
+}
+
 std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id, targets::Target& target) {
   auto m = std::make_unique<Measuring>();
   auto say = [](const std::string& text) { fmt::print(stderr, "{}\n", text); };
-  if (!f.queue.enabled && f.queue.workers == 0 && f.queue.location.empty()) {
+  const bool on_slurm = !f.queue.slurm.partition.empty();
+  if (!f.queue.enabled && f.queue.workers == 0 && f.queue.location.empty() && !on_slurm) {
     m->evaluator = EvaluatorHere(target, "optimize run " + std::to_string(run_id));
     m->route.evaluator = m->evaluator.get();
     m->route.settings = service::SettingsToJson(TargetSettingsFor(f.eval));
@@ -295,22 +378,50 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
   if (!f.queue.location.empty())
     worker_args.insert(worker_args.end(), {"--queue", service::RedactUri(f.queue.location)});
   const std::string shown = service::RedactUri(queue_at);
-  if (!f.common.suite_dir.empty()) worker_args.insert(worker_args.end(), {"--suite", f.common.suite_dir});
-  if (f.queue.workers > 0) {
-    // The workers started here take the password from their environment,
-    // not from a command line every user of the machine can read.
+  if (!f.common.suite_dir.empty())
+    worker_args.insert(worker_args.end(), {"--suite", std::filesystem::absolute(f.common.suite_dir).string()});
+  // The workers started here or on Slurm take the password from their
+  // environment (sbatch exports it), not from a command line every user of the
+  // machine can read.
+  if (f.queue.workers > 0 || on_slurm)
     if (const std::string password = WorkersPassword(f.db, f.queue.location); !password.empty())
       setenv("PGPASSWORD", password.c_str(), 1);
+  const std::vector<std::string> lease = {"--lease", fmt::format("{:g}", f.queue.lease), "--heartbeat",
+                                          fmt::format("{:g}", std::min(5.0, f.queue.lease / 4))};
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  if (on_slurm) {
+    service::SlurmWorkersOptions options;
+    options.slurm = f.queue.slurm;
+    options.program = f.slurm_program.empty() ? self : std::filesystem::absolute(f.slurm_program).string();
+    options.arguments = worker_args;
+    options.arguments.insert(options.arguments.end(), lease.begin(), lease.end());
+    options.name_prefix = "run" + std::to_string(run_id) + "-slurm";
+    options.first_number = static_cast<int>(KeptSlurmJobs(SlurmRecordPath(f.db, run_id)).size()) + 1;
+    options.log_dir = SlurmLogDir(f.db);
+    options.say = say;
+    std::error_code ec;
+    std::filesystem::create_directories(options.log_dir, ec);
+    if (ec)
+      throw Exit{kExitError, "cannot create the Slurm workers' log folder " + options.log_dir + ": " + ec.message()};
+    m->slurm = std::make_shared<SlurmRun>(std::move(options), SlurmRecordPath(f.db, run_id), run_id);
+    m->slurm->workers.TendInBackground(*m->queue, machine_class);
+    OnInterrupt([slurm = m->slurm](int) { FinishSlurm(*slurm); });
+    say(fmt::format("evaluating through the job queue in {}: up to {} worker(s) submitted to Slurm partition {} as "
+                    "jobs wait (logs in {})",
+                    shown, f.queue.slurm.max_workers, f.queue.slurm.partition, SlurmLogDir(f.db)));
+  }
+  if (f.queue.workers > 0) {
     std::vector<std::string> args = worker_args;
+    args.insert(args.end(), lease.begin(), lease.end());
     args.push_back("--stop-with-parent");
     const std::string logs = CacheDir() + "/workers";
-    auto started = service::WorkerProcesses::Start(std::filesystem::read_symlink("/proc/self/exe").string(), args,
+    auto started = service::WorkerProcesses::Start(self, args,
                                                    f.queue.workers, "run" + std::to_string(run_id) + "-worker", logs);
     if (!started) throw Exit{kExitError, started.error().message};
     m->workers.emplace(std::move(*started));
     say(fmt::format("evaluating through the job queue in {}: {} worker(s) started here (logs in {})", shown,
                     f.queue.workers, logs));
-  } else {
+  } else if (!on_slurm) {
     say(fmt::format("evaluating through the job queue in {} (machine class {}): start workers with `accelopt {}`",
                     shown, machine_class, fmt::join(worker_args, " ")));
   }
@@ -345,6 +456,7 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, ta
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
       *ended = true;
+      if (measuring->slurm) FinishSlurm(*measuring->slurm);
       throw Exit{kExitError, r.error().message +
                                  fmt::format("\n(run {} can be resumed with `accelopt resume {}`)", run_id, run_id)};
     }
@@ -354,6 +466,7 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, ta
   bool stopped = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.stopped.empty(); });
   db.SetRunStatus(run_id, stopped ? "stopped" : "finished", summary);
   *ended = true;
+  if (measuring->slurm) FinishSlurm(*measuring->slurm);
   PrintResults(results, run_id, json);
   // A recorded demo answers every agent of every task it names: an agent left
   // without an answer is a stale recording, not a result to pass off as one.
@@ -433,11 +546,12 @@ void RegisterOptimize(CLI::App& app) {
     Prepared prepared = Prepare(f);
     // The run keeps the hardware profile it is scored against: every stored
     // percentage can be recomputed from its latency and this profile.
-    if (f.queue.workers > 0) f.queue.enabled = true;
+    if (f.queue.workers > 0 || !f.queue.slurm.partition.empty()) f.queue.enabled = true;
     targets::TargetSettings target_settings = TargetSettingsFor(f.eval);
     target_settings.device_lock = false;  // the evaluator holds the device's lock, for every target
     auto target = MakeTargetOrExit(target_settings, f.eval.target);
     CheckSupported(prepared.selected, f.shape, *target);
+    CheckSlurm(f.queue.slurm);
     // The tasks as they are now, kept with the run: a resume goes on only against the same files.
     auto definitions = run::TaskDefinitions(prepared.selected, f.shape);
     if (!definitions) throw Exit{kExitError, definitions.error().message};
@@ -493,6 +607,7 @@ void RegisterOptimize(CLI::App& app) {
     if (spent.calls > 0)
       fmt::print(stderr, "run {} spent ${:.4f} on {} model call(s) before this session: its budget counts them\n", run,
                  spent.cost_usd, spent.calls);
+    CheckSlurm(f.queue.slurm);
     db->SetRunStatus(run, "running", Json::object());
     fmt::print(stderr, "resuming run {} ({} task(s))\n", run, f.tasks.size());
     Execute(f, prepared, run, *db, **target, resume_json);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
@@ -160,6 +161,31 @@ Json ShowJson(const store::RunInfo& info, const std::map<std::string, std::vecto
             {"unpriced_calls", t.unpriced}}}};
 }
 
+// The run's workers on Slurm, as the run left them (optimize --slurm): a
+// JSON array, null when the run had none.
+Json SlurmJobsOf(const std::string& db, int64_t run) {
+  const std::string path = SlurmRecordPath(db, run);
+  if (!std::filesystem::exists(path)) return nullptr;
+  auto text = ReadFile(path);
+  if (!text) throw Exit{kExitError, text.error().message};
+  Json record = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!record.is_object() || !record.contains("slurm_jobs") || !record["slurm_jobs"].is_array())
+    throw Exit{kExitError, "not a record of Slurm jobs: " + path};
+  return record["slurm_jobs"];
+}
+
+void PrintSlurmJobs(const std::string& db, int64_t run) {
+  const Json jobs = SlurmJobsOf(db, run);
+  if (jobs.is_null()) return;
+  fmt::print("\nSlurm worker jobs ({}):\n", SlurmRecordPath(db, run));
+  if (jobs.empty()) fmt::print("  none was needed\n");
+  for (const Json& j : jobs)
+    fmt::print("  job {} ({}) {}, exit code {}{}, node {}, log {}\n", j.value("job_id", ""), j.value("name", ""),
+               j.value("state", ""), j.value("exit_code", 0),
+               j.value("signal", 0) ? fmt::format(", signal {}", j.value("signal", 0)) : "", j.value("node", ""),
+               j.value("log", ""));
+}
+
 void RegisterShow(CLI::App& app) {
   auto* cmd = app.add_subcommand("show", "a run's best kernel per task and the lineage of plans that led to it");
   static std::string db = "accelopt.db";
@@ -197,7 +223,9 @@ void RegisterShow(CLI::App& app) {
     }
     const std::vector<Json> calls = Must(store->ListLlmCalls(run));
     if (json) {
-      fmt::print("{}\n", DumpJson(ShowJson(*info, lineages, calls, code), 2));
+      Json shown = ShowJson(*info, lineages, calls, code);
+      if (Json jobs = SlurmJobsOf(db, run); !jobs.is_null()) shown["slurm_jobs"] = jobs;
+      fmt::print("{}\n", DumpJson(shown, 2));
       return;
     }
     fmt::print("run {} ({}, {})\n", info->id, info->created_at, info->status);
@@ -232,6 +260,7 @@ void RegisterShow(CLI::App& app) {
                                                   "the price table",
                                                   t.cost_usd, t.priced, t.unpriced);
     fmt::print("\n{} LLM calls, {} tokens in, {} out, {}\n", t.calls, t.input_tokens, t.output_tokens, cost_text);
+    PrintSlurmJobs(db, run);
   });
 }
 

@@ -1,6 +1,7 @@
 #include "cli/common.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/core.h>
 #include <sched.h>
@@ -158,6 +159,16 @@ void AddEvalFlags(CLI::App& app, EvalFlags& flags) {
   app.add_flag("--bind-openmp", flags.bind_openmp,
                "bind each OpenMP thread to one core (also pins the main thread, which confines OpenBLAS and "
                "std::thread workers to one core)");
+}
+
+std::string SlurmLogDir(const std::string& db) {
+  // A store on a server has no folder: the one the command runs in stands for it.
+  if (store::IsPostgresUri(db)) return (std::filesystem::current_path() / "slurm-logs").string();
+  return (std::filesystem::absolute(db).parent_path() / "slurm-logs").string();
+}
+
+std::string SlurmRecordPath(const std::string& db, int64_t run_id) {
+  return SlurmLogDir(db) + "/run" + std::to_string(run_id) + "-slurm.json";
 }
 
 }  // namespace accelopt::cli

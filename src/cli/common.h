@@ -101,4 +101,12 @@ void RegisterCandidateCommands(CLI::App& app);
 /// machine it measures on here (Target::Machine), or Exit when it cannot be made.
 std::string DefaultMachineClass(const std::string& target_name);
 
+/// The folder of a run's Slurm workers' logs: beside an SQLite store `db`,
+/// which the nodes reach already (a worker opens it); for a PostgreSQL store,
+/// in the folder the command runs in.
+std::string SlurmLogDir(const std::string& db);
+/// The record of run `run_id`'s Slurm jobs and their final states (JSON),
+/// written when the run ends and shown by `accelopt show`.
+std::string SlurmRecordPath(const std::string& db, int64_t run_id);
+
 }  // namespace accelopt::cli

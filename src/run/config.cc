@@ -44,7 +44,14 @@ Json ToJson(const RunConfig& c) {
             {"bind_openmp", c.eval.bind_openmp}}},
           {"queue",
            {{"enabled", c.queue.enabled}, {"workers", c.queue.workers}, {"machine_class", c.queue.machine_class},
-            {"location", c.queue.location}}}};
+            {"location", c.queue.location},
+            {"lease", c.queue.lease},
+            {"slurm",
+             {{"partition", c.queue.slurm.partition},
+              {"gres", c.queue.slurm.gres},
+              {"time_limit", c.queue.slurm.time_limit},
+              {"account", c.queue.slurm.account},
+              {"max_workers", c.queue.slurm.max_workers}}}}}};
 }
 
 Result<RunConfig> RunConfigFromJson(const Json& j) {
@@ -99,6 +106,15 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
       c.queue.workers = q.value("workers", 0);
       c.queue.machine_class = q.value("machine_class", "");
       c.queue.location = q.value("location", "");
+      c.queue.lease = q.value("lease", 30.0);
+      if (q.contains("slurm")) {  // runs recorded before workers went to Slurm
+        const Json& s = q["slurm"];
+        c.queue.slurm.partition = s.value("partition", "");
+        c.queue.slurm.gres = s.value("gres", "");
+        c.queue.slurm.time_limit = s.value("time_limit", "");
+        c.queue.slurm.account = s.value("account", "");
+        c.queue.slurm.max_workers = s.value("max_workers", 1);
+      }
     }
   } catch (const Json::exception& e) {
     return Error{std::string("run config: ") + e.what()};

@@ -9,6 +9,7 @@
 #include "core/result.h"
 #include "llm/config.h"
 #include "search/beam_search.h"
+#include "service/slurm_workers.h"
 
 namespace accelopt::run {
 
@@ -32,6 +33,10 @@ struct QueueConfig {
   /// Where the queue lives: "" = the store's SQLite file, else a PostgreSQL URI
   /// (kept without its password: libpq reads it from $PGPASSWORD or ~/.pgpass).
   std::string location;
+  double lease = 30;  ///< seconds a worker's claim holds without a heartbeat (the workers it starts)
+  /// Workers submitted to Slurm as the queue needs them (`--slurm PARTITION`;
+  /// "" partition = none): partition, GRES, time limit, account, how many at most.
+  service::SlurmSettings slurm;
 };
 
 struct RunConfig {

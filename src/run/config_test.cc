@@ -27,12 +27,16 @@ TEST(RunConfig, RoundTripsEverySetting) {
   c.eval.evaluator = "python3 e.py";
   c.eval.cpus = {0, 1};
   c.eval.bind_openmp = true;
+  c.queue.lease = 4;
+  c.queue.slurm = {"gpu", "gpu:1", "2:00:00", "lab", 8};
   auto back = RunConfigFromJson(ToJson(c));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(ToJson(*back), ToJson(c));
   EXPECT_EQ(back->model.temperature, 0.7);
   EXPECT_EQ(back->model.budget_usd, 0.4);  // a resume keeps the run's --budget
   EXPECT_TRUE(back->eval.bind_openmp);
+  EXPECT_EQ(back->queue.slurm.gres, "gpu:1");
+  EXPECT_EQ(back->queue.slurm.max_workers, 8);
 }
 
 TEST(RunConfig, OlderRecordsTakeTheirDefaultsAndABrokenOneIsAnError) {

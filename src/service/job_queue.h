@@ -89,6 +89,9 @@ class JobQueue {
   /// The state of each job, in order; an unknown id is an Error.
   virtual Result<std::vector<JobStatus>> Poll(std::span<const int64_t> ids) = 0;
   virtual Result<QueueCounts> Counts(double alive_within = 60) = 0;
+  /// Jobs for `machine_class` queued or running (a lapsed lease included):
+  /// the work its workers have now, which a launcher of workers sizes them by.
+  virtual Result<int> Outstanding(const std::string& machine_class) = 0;
 };
 
 struct SqliteQueueOptions {

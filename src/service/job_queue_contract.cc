@@ -184,6 +184,25 @@ TEST_P(JobQueueContract, CountsAndLiveWorkers) {
   EXPECT_EQ(counts->live_workers[0].device, "dev0");
 }
 
+// A launcher of workers sizes them by the work of their machine class:
+// queued and running jobs count, done ones and other classes' do not.
+TEST_P(JobQueueContract, OutstandingCountsTheWorkOfOneMachineClass) {
+  auto q = Open();
+  auto none = q->Outstanding("class-a");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(*none, 0);
+  for (const char* code : {"a", "b", "c"}) ASSERT_TRUE(q->Enqueue(ContractJob(code)).ok());
+  ASSERT_TRUE(q->Enqueue(ContractJob("gpu", "h100")).ok());
+  auto claimed = q->Claim(A());
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  auto done = q->Claim(A());
+  ASSERT_TRUE(done.ok() && done->has_value());
+  ASSERT_TRUE(q->Complete(**done, A(), ContractOutcome("worker-a")).ok());
+  EXPECT_EQ(*q->Outstanding("class-a"), 2) << "one queued and one running";
+  EXPECT_EQ(*q->Outstanding("h100"), 1);
+  EXPECT_EQ(*q->Outstanding("nobody"), 0);
+}
+
 // Many workers, each with its own connection (as separate processes have),
 // claim concurrently: every job is claimed exactly once.
 TEST_P(JobQueueContract, ConcurrentWorkersNeverShareAJob) {

@@ -223,6 +223,18 @@ class SqliteJobQueue : public JobQueue {
     }, /*write=*/false);
   }
 
+  Result<int> Outstanding(const std::string& machine_class) override {
+    std::lock_guard lock(mu_);
+    return InTransaction("count outstanding jobs", [&]() -> Result<int> {
+      store::Query q = Prepare("count outstanding jobs",
+                               "SELECT count(*) FROM jobs WHERE machine_class = ? AND state IN ('queued', 'running')");
+      q.BindText(machine_class);
+      auto row = q.Next();
+      if (!row) return row.error();
+      return *row ? static_cast<int>(q.Int(0)) : 0;
+    }, /*write=*/false);
+  }
+
  private:
   store::Query Prepare(const char* op, const char* sql) { return statements_.Prepare(op, sql); }
 
