@@ -22,6 +22,7 @@
 #include "service/slurm_workers.h"
 #include "suite/task.h"
 #include "targets/registry.h"
+#include "store/postgres_connection.h"
 #include "testing/postgres_server.h"
 #include "testing/run_command.h"
 #include "testing/slurm_cluster.h"
@@ -173,6 +174,79 @@ TEST(Slurm, LocalAndSlurmWorkersServeOneRun) {
   auto statuses = (*queue)->Poll(ids);
   ASSERT_TRUE(statuses.ok()) << statuses.error().message;
   for (const auto& s : *statuses) EXPECT_EQ(s.attempts, 1) << "job " << s.id << " was run more than once";
+}
+
+// The team's setting in full: two engines at once on one PostgreSQL store
+// (one memory, one queue), drained by three workers: two started by hand on
+// this machine, one submitted to Slurm by the first engine. Every job is done
+// once, and the Slurm worker is gone when its engine ends.
+TEST(Slurm, TwoEnginesOnOnePostgresStoreAndThreeWorkersTwoLocalOneOnSlurm) {
+  NEED_SLURM(cluster);
+  std::string pg_why_not;
+  testing::PostgresServer* server = testing::SharedPostgresServer(&pg_why_not);
+  if (!server) GTEST_SKIP() << pg_why_not;
+  auto uri = server->CreateDatabase("slurm_team_" + std::to_string(getpid()));
+  ASSERT_TRUE(uri.ok()) << uri.error().message;
+  const std::string shown = service::RedactUri(*uri);
+  ASSERT_EQ(setenv("PGPASSWORD", server->password().c_str(), 1), 0);
+  testing::TempDir dir;
+  const std::string suite = std::string(ACCELOPT_SOURCE_DIR) + "/suite";
+  const std::string machine_class = "team-slurm-" + std::to_string(getpid());
+  std::vector<std::unique_ptr<testing::BackgroundAccelopt>> locals;
+  for (int i = 1; i <= 2; ++i)
+    locals.push_back(std::make_unique<testing::BackgroundAccelopt>(
+        "worker --db '" + shown + "' --machine-class " + machine_class + " --name local-" + std::to_string(i) +
+            " --suite " + suite,
+        dir.path() + "/local-" + std::to_string(i) + ".log"));
+  // The engines run in `dir`: the Slurm workers' logs go to its slurm-logs/.
+  const std::string engine = "cd " + dir.path() + " && " + cluster->Env() + " " + testing::AccelBinary() +
+                             " optimize --demo --shape test --queue --machine-class " + machine_class +
+                             " --suite " + suite + " --db '" + shown + "'";
+  CommandRun first_run, second_run;
+  std::thread first([&] {
+    first_run = testing::RunShell(engine + " silu --slurm " + cluster->partition() + " --slurm-workers 1");
+  });
+  std::thread second([&] { second_run = testing::RunShell(engine + " matmul"); });
+  first.join();
+  second.join();
+  for (auto& local : locals) {
+    kill(local->pid(), SIGTERM);
+    local->Wait();
+  }
+  unsetenv("PGPASSWORD");
+  ASSERT_EQ(first_run.exit_code, 0) << first_run.out << cluster->Logs();
+  ASSERT_EQ(second_run.exit_code, 0) << second_run.out;
+  EXPECT_EQ(Count(first_run.out, "slurm: submitted job"), 1u) << first_run.out;
+  for (const CommandRun* run : {&first_run, &second_run})
+    EXPECT_EQ(run->out.find(server->password()), std::string::npos) << "the password was shown";
+  EXPECT_EQ(LiveJobs(*cluster, "run"), "") << "a Slurm worker outlived its engine";
+
+  auto queue = service::OpenJobQueue(*uri);
+  ASSERT_TRUE(queue.ok()) << queue.error().message;
+  auto counts = (*queue)->Counts(3600);
+  ASSERT_TRUE(counts.ok()) << counts.error().message;
+  EXPECT_GE(counts->done, 2);
+  EXPECT_EQ(counts->queued + counts->running + counts->failed, 0);
+  auto conn = store::PgConnection::Open(*uri);
+  ASSERT_TRUE(conn.ok()) << conn.error().message;
+  auto attempts = (*conn)->Exec("attempts", "SELECT id, attempts FROM jobs");
+  ASSERT_TRUE(attempts.ok()) << attempts.error().message;
+  ASSERT_EQ(attempts->size(), counts->done);
+  for (int row = 0; row < attempts->size(); ++row)
+    EXPECT_EQ(attempts->Int(row, 1), 1) << "job " << attempts->Int(row, 0) << " was run more than once";
+  // The three workers served this queue (a worker is recorded when it asks for a job).
+  int local = 0, on_slurm = 0;
+  for (const auto& w : counts->live_workers) {
+    local += w.name.rfind("local-", 0) == 0;
+    on_slurm += w.name.find("-slurm-") != std::string::npos;
+  }
+  EXPECT_EQ(local, 2);
+  EXPECT_EQ(on_slurm, 1) << first_run.out;
+  // Both runs are in the one store.
+  CommandRun runs = testing::Accelopt("runs --json --db '" + *uri + "'");
+  ASSERT_EQ(runs.exit_code, 0) << runs.out;
+  auto listed = Json::parse(runs.out, nullptr, false);
+  ASSERT_TRUE(listed.is_array() && listed.size() == 2u) << runs.out;
 }
 
 // One worker per device: with --gres gpu:1 on a node that has one GPU, the

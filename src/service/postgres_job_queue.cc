@@ -206,13 +206,11 @@ class PostgresJobQueue : public JobQueue {
 
   Result<int> Outstanding(const std::string& machine_class) override {
     std::lock_guard lock(mu_);
-    return InTransaction("count outstanding jobs", [&]() -> Result<int> {
-      auto r = Exec("count outstanding jobs",
-                    "SELECT count(*) FROM jobs WHERE machine_class = $1 AND state IN ('queued', 'running')",
-                    {machine_class});
-      if (!r) return r.error();
-      return static_cast<int>(Int(*r, 0, 0));
-    });
+    auto r = conn_->Exec("count outstanding jobs",
+                         "SELECT count(*) FROM jobs WHERE machine_class = $1 AND state IN ('queued', 'running')",
+                         {machine_class});
+    if (!r) return r.error();
+    return static_cast<int>(r->Int(0, 0));
   }
 
  private:
