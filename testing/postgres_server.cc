@@ -3,6 +3,8 @@
 // server's folder, so that a failure can show it.
 
 #include "testing/postgres_server.h"
+#include "testing/shared_server.h"
+
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -305,23 +308,22 @@ Status PostgresServer::Run(const std::string& step, const std::vector<std::strin
 }
 
 PostgresServer* SharedPostgresServer(std::string* why_not) {
-  static std::mutex mu;
-  static std::unique_ptr<PostgresServer> server;
-  static std::optional<std::string> failure;
-  std::lock_guard lock(mu);
-  if (server) return server.get();
-  if (!PostgresServer::FindBinaries(why_not)) return nullptr;
-  if (!failure) {
-    auto started = PostgresServer::Start();
-    if (started) {
-      server = std::move(*started);
-      return server.get();
-    }
-    failure = started.error().message;
+  return SharedServer<PostgresServer>(
+      "PostgreSQL", why_not, [](std::string* why) { return PostgresServer::FindBinaries(why).has_value(); },
+      [] { return PostgresServer::Start(); });
+}
+
+std::string NewTestDatabase(const std::string& prefix) {
+  std::string why_not;
+  PostgresServer* server = SharedPostgresServer(&why_not);
+  if (!server) {
+    if (!::testing::Test::HasFailure()) [&] { GTEST_SKIP() << why_not; }();
+    return "";
   }
-  *why_not = *failure;
-  ADD_FAILURE() << "PostgreSQL is installed but its test server did not start: " << *failure;
-  return nullptr;
+  static std::atomic<int> next{0};
+  auto uri = server->CreateDatabase(prefix + "_" + std::to_string(getpid()) + "_" + std::to_string(next++));
+  EXPECT_TRUE(uri.ok()) << uri.error().message;
+  return uri.ok() ? *uri : "";
 }
 
 }  // namespace accelopt::testing

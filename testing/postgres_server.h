@@ -67,4 +67,9 @@ class PostgresServer {
 /// but does not start fails the calling test with its log.
 PostgresServer* SharedPostgresServer(std::string* why_not);
 
+/// A new database named `<prefix>_<pid>_<n>` on the shared server, for one
+/// test; "" when there is none, the calling test skipped (PostgreSQL is not
+/// installed) or failed (it did not start, or the database was not made).
+std::string NewTestDatabase(const std::string& prefix);
+
 }  // namespace accelopt::testing

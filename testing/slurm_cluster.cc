@@ -3,6 +3,7 @@
 // its output in a file of the cluster's folder, so that a failure can show it.
 
 #include "testing/slurm_cluster.h"
+#include "testing/shared_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -320,23 +321,9 @@ Status SlurmCluster::StartWatcher() {
 }
 
 SlurmCluster* SharedSlurmCluster(std::string* why_not) {
-  static std::mutex mu;
-  static std::unique_ptr<SlurmCluster> cluster;
-  static std::optional<std::string> failure;
-  std::lock_guard lock(mu);
-  if (cluster) return cluster.get();
-  if (!SlurmCluster::Available(why_not)) return nullptr;
-  if (!failure) {
-    auto started = SlurmCluster::Start();
-    if (started) {
-      cluster = std::move(*started);
-      return cluster.get();
-    }
-    failure = started.error().message;
-  }
-  *why_not = *failure;
-  ADD_FAILURE() << "Slurm is installed but its test cluster did not start: " << *failure;
-  return nullptr;
+  return SharedServer<SlurmCluster>(
+      "Slurm", why_not, [](std::string* why) { return SlurmCluster::Available(why); },
+      [] { return SlurmCluster::Start(); });
 }
 
 }  // namespace accelopt::testing

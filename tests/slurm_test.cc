@@ -25,6 +25,7 @@
 #include "store/postgres_connection.h"
 #include "testing/postgres_server.h"
 #include "testing/run_command.h"
+#include "testing/slow_jobs.h"
 #include "testing/slurm_cluster.h"
 #include "testing/temp_dir.h"
 
@@ -34,7 +35,6 @@ namespace {
 using testing::CommandRun;
 using Clock = std::chrono::steady_clock;
 
-const std::string kScaleTask = std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale";
 
 #define NEED_SLURM(cluster)                                               \
   std::string why_not;                                                    \
@@ -62,16 +62,6 @@ std::string LiveJobs(testing::SlurmCluster& cluster, const std::string& prefix) 
   while (std::getline(lines, line))
     if (line.find("|" + prefix) != std::string::npos) out += line + "\n";
   return out;
-}
-
-// A correct kernel that takes a while per call, so that a job lasts long enough to be killed in.
-std::string SlowKernel(int variant) {
-  return "// variant " + std::to_string(variant) +
-         "\nextern \"C\" void kernel(const float* x, float* out) {\n"
-         "  volatile float sink = 0;\n"
-         "  for (long r = 0; r < 40000; ++r) for (long i = 0; i < M * N; i += 8) sink = sink + x[i];\n"
-         "  for (long i = 0; i < M * N; ++i) out[i] = 2.0f * x[i];\n"
-         "}\n";
 }
 
 TEST(SlurmCluster, RunsABatchJobAndTellsItsExitCode) {
@@ -383,24 +373,11 @@ TEST(Slurm, AWorkersJobKilledMidEvaluationLosesNothingAndRepeatsNothing) {
   auto opened = service::OpenSqliteJobQueue(queue_options);
   ASSERT_TRUE(opened.ok()) << opened.error().message;
   service::JobQueue& queue = **opened;
-  auto task = suite::LoadTask(kScaleTask);
-  ASSERT_TRUE(task.ok()) << task.error().message;
-  auto spec = service::TaskSpecOf(*task, "test");
-  ASSERT_TRUE(spec.ok()) << spec.error().message;
   const std::string machine_class = "slurm-test-" + std::to_string(getpid());
   constexpr int kJobs = 4;
-  std::vector<int64_t> ids;
-  for (int i = 0; i < kJobs; ++i) {
-    service::EvalJob job;
-    job.task = *spec;
-    job.target = targets::kDefaultTarget;
-    job.settings = {{"seeds", 1}, {"timeout", 60}};
-    job.machine_class = machine_class;
-    job.sources = {{"candidate", SlowKernel(i), "slow-" + std::to_string(i), {}}};
-    auto id = queue.Enqueue(job);
-    ASSERT_TRUE(id.ok()) << id.error().message;
-    ids.push_back(*id);
-  }
+  auto enqueued = testing::EnqueueSlowJobs(queue, machine_class, kJobs);
+  ASSERT_TRUE(enqueued.ok()) << enqueued.error().message;
+  const std::vector<int64_t> ids = *enqueued;
 
   setenv("SLURM_CONF", cluster->conf().c_str(), 1);  // for the SlurmWorkers' commands
   service::SlurmWorkersOptions options;

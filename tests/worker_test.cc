@@ -15,6 +15,7 @@
 #include "service/job_queue.h"
 #include "testing/postgres_server.h"
 #include "testing/run_command.h"
+#include "testing/slow_jobs.h"
 #include "testing/temp_dir.h"
 
 namespace accelopt {
@@ -24,17 +25,6 @@ using testing::Accelopt;
 using testing::BackgroundAccelopt;
 using testing::CommandRun;
 
-const std::string kScaleTask = std::string(ACCELOPT_SOURCE_DIR) + "/tests/fixtures/scale";
-
-// A correct kernel that takes a few milliseconds per call, so that a job lasts long enough to be killed in.
-std::string SlowKernel(int variant) {
-  return "// variant " + std::to_string(variant) +
-         "\nextern \"C\" void kernel(const float* x, float* out) {\n"
-         "  volatile float sink = 0;\n"
-         "  for (long r = 0; r < 40000; ++r) for (long i = 0; i < M * N; i += 8) sink = sink + x[i];\n"
-         "  for (long i = 0; i < M * N; ++i) out[i] = 2.0f * x[i];\n"
-         "}\n";
-}
 
 std::unique_ptr<service::JobQueue> OpenQueue(const std::string& db) {
   service::SqliteQueueOptions options;
@@ -60,24 +50,11 @@ TEST(Worker, AKilledWorkersJobRunsAgainElsewhereAndEveryJobIsRecordedOnce) {
   const std::string db = dir.path() + "/accelopt.db";
   auto queue = OpenQueue(db);
   ASSERT_TRUE(queue);
-  auto task = suite::LoadTask(kScaleTask);
-  ASSERT_TRUE(task.ok()) << task.error().message;
-  auto spec = service::TaskSpecOf(*task, "test");
-  ASSERT_TRUE(spec.ok()) << spec.error().message;
   const std::string machine_class = "worker-test-" + std::to_string(getpid());
   constexpr int kJobs = 4;
-  std::vector<int64_t> ids;
-  for (int i = 0; i < kJobs; ++i) {
-    service::EvalJob job;
-    job.task = *spec;
-    job.target = targets::kDefaultTarget;
-    job.settings = {{"seeds", 1}, {"timeout", 60}};
-    job.machine_class = machine_class;
-    job.sources = {{"candidate", SlowKernel(i), "slow-" + std::to_string(i), {}}};
-    auto id = queue->Enqueue(job);
-    ASSERT_TRUE(id.ok()) << id.error().message;
-    ids.push_back(*id);
-  }
+  auto enqueued = testing::EnqueueSlowJobs(*queue, machine_class, kJobs);
+  ASSERT_TRUE(enqueued.ok()) << enqueued.error().message;
+  const std::vector<int64_t> ids = *enqueued;
 
   // Two workers on one device (as on one machine's cores): they take turns under its lock.
   const std::string common = "worker --db " + db + " --machine-class " + machine_class +

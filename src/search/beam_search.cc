@@ -1,6 +1,7 @@
 #include "search/beam_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <future>
 #include <map>
@@ -183,6 +184,23 @@ std::string SpeedupText(const Speedup& s) {
     std::snprintf(text, sizeof text, "%.2f (%s %.2f to %.2f, timed side by side)", s.estimate,
                   IntervalName(s.coverage).c_str(), s.low, s.high);
   return std::string(text) + (s.disturbed ? ", measured while other processes loaded the machine" : "");
+}
+
+// A pair's speedup as the summarizer reads it beside the two profiles: one
+// figure decides, and where the profiles' own medians (each measured alone,
+// at another time, perhaps under another load) tell a different story, the
+// prompt says so rather than leave two figures to contradict each other.
+std::string PairSpeedupText(const Speedup& s, const Candidate& slow, const Candidate& fast) {
+  std::string text = SpeedupText(s);
+  if (s.low == s.high || !slow.ok() || !fast.ok()) return text;  // the medians' ratio is the figure itself
+  const double apart = slow.latency() / fast.latency();
+  if (std::fabs(std::log(apart / s.estimate)) <= std::log(1.25)) return text;
+  char note[200];
+  std::snprintf(note, sizeof note,
+                "; the medians in the two profiles below, each measured alone at another time, give %.2f: the "
+                "side-by-side figure is the one to trust",
+                apart);
+  return text + note;
 }
 
 // Runs fn(i) for i in [0, n) with at most `parallel` in flight, in order of i.
@@ -548,7 +566,7 @@ class Iteration {
       size_t k = picked[i];
       const auto& [slow, fast] = pairs[k];
       const Speedup& speedup = speedups[k];
-      agents::PairView pair{View(*slow), View(*fast), SpeedupText(speedup)};
+      agents::PairView pair{View(*slow), View(*fast), PairSpeedupText(speedup, *slow, *fast)};
       auto lesson = agents_.Summarize(pair, *plans[k], key_ + "/summary/" + slow->hash + "-" + fast->hash);
       if (!lesson) return Fail("summarizer", lesson.error().message);
       if (!*lesson) return;

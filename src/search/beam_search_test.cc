@@ -140,6 +140,21 @@ TEST_F(BeamSearchTest, ThePromptsSayTheAccuracyBoundAsNumbers) {
   EXPECT_EQ(prompt.find("small multiple"), std::string::npos) << prompt;
 }
 
+// No figure measured under load reaches a planner unmarked: a disturbed
+// profile says so beside its latency, and a disturbed comparison in the
+// history of attempts decides nothing and says why.
+TEST(ProfileText, ADisturbedMeasurementIsMarkedWhereverItIsShown) {
+  Profile p;
+  p.status = Verdict::kOk;
+  p.latency = LatencyStats{.median_s = 2e-3, .min_s = 1.9e-3, .max_s = 2.5e-3, .calls = 10, .series = 1};
+  p.disturbed = true;
+  p.other_load = 0.62;
+  const std::string text = ProfileText(p);
+  EXPECT_NE(text.find("measured disturbed: other processes used 62% of the machine's CPU"), std::string::npos) << text;
+  p.disturbed = false;
+  EXPECT_EQ(ProfileText(p).find("disturbed"), std::string::npos);
+}
+
 TEST(AttemptHistory, EveryPlanTriedOnTheLineageWithItsOutcomeNewestFirstWithinItsBound) {
   auto make = [](const std::string& hash, const std::string& parent, const std::string& plan, bool ok) {
     Candidate c;
@@ -356,6 +371,14 @@ TEST_F(BeamSearchTest, TheSideBySideEvidenceUndisturbedDecidesTheBeamTheBestAndT
   EXPECT_EQ(state.beam[1].hash, state.baseline.hash);
   ASSERT_EQ(listener.lessons.size(), 1u);
   EXPECT_NEAR(listener.lessons[0].speedup, 1.8, 1e-12);
+  // One figure decides, and the summarizer is told when the profiles' medians (8 ms and 3 ms) disagree with it.
+  auto summaries = model.Of("summarizer");
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_NE(summaries[0].prompt.find("is 1.80 ("), std::string::npos) << summaries[0].prompt;
+  EXPECT_NE(summaries[0].prompt.find("the medians in the two profiles below, each measured alone at another time, "
+                                     "give 2.67: the side-by-side figure is the one to trust"),
+            std::string::npos)
+      << summaries[0].prompt;
   // Every kept child's comparison is on it, the disturbed one marked.
   int disturbed = 0;
   for (const auto& c : state.known)

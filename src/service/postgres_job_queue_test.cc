@@ -21,25 +21,10 @@ namespace {
 using accelopt::testing::PostgresServer;
 using accelopt::testing::SharedPostgresServer;
 
-void Skip(const std::string& why) { GTEST_SKIP() << why; }
-
-// A new database on the shared server; "" (and the test skipped or failed) when there is none.
-std::string NewDatabase() {
-  std::string why_not;
-  PostgresServer* server = SharedPostgresServer(&why_not);
-  if (!server) {
-    if (!::testing::Test::HasFailure()) Skip(why_not);
-    return "";
-  }
-  static std::atomic<int> next{0};
-  auto uri = server->CreateDatabase("queue_" + std::to_string(getpid()) + "_" + std::to_string(next++));
-  EXPECT_TRUE(uri.ok()) << uri.error().message;
-  return uri.ok() ? *uri : "";
-}
 
 std::unique_ptr<JobQueue> OpenPostgres(const std::string& place, const QueueOptions& options,
                                        std::string* opened_at) {
-  std::string uri = place.empty() ? NewDatabase() : place;
+  std::string uri = place.empty() ? accelopt::testing::NewTestDatabase("queue") : place;
   if (uri.empty()) return nullptr;
   *opened_at = uri;
   PostgresQueueOptions o;

@@ -23,24 +23,9 @@ namespace {
 using accelopt::testing::PostgresServer;
 using accelopt::testing::SharedPostgresServer;
 
-void Skip(const std::string& why) { GTEST_SKIP() << why; }
-
-// A new database on the shared server; "" (and the test skipped or failed) when there is none.
-std::string NewDatabase() {
-  std::string why_not;
-  PostgresServer* server = SharedPostgresServer(&why_not);
-  if (!server) {
-    if (!::testing::Test::HasFailure()) Skip(why_not);
-    return "";
-  }
-  static std::atomic<int> next{0};
-  auto uri = server->CreateDatabase("store_" + std::to_string(getpid()) + "_" + std::to_string(next++));
-  EXPECT_TRUE(uri.ok()) << uri.error().message;
-  return uri.ok() ? *uri : "";
-}
 
 std::unique_ptr<Store> OpenPostgresForTest(const std::string& place, std::string* opened_at, std::string* shown_as) {
-  std::string uri = place.empty() ? NewDatabase() : place;
+  std::string uri = place.empty() ? accelopt::testing::NewTestDatabase("store") : place;
   if (uri.empty()) return nullptr;
   *opened_at = uri;
   *shown_as = RedactUri(uri);
@@ -71,7 +56,7 @@ bool Contains(const std::string& text, const std::string& part) { return text.fi
 class PostgresStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    uri_ = NewDatabase();
+    uri_ = accelopt::testing::NewTestDatabase("store");
     if (IsSkipped() || HasFailure()) return;
     std::string why_not;
     server_ = SharedPostgresServer(&why_not);

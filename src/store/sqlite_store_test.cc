@@ -21,16 +21,6 @@ namespace {
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// YYYY-MM-DDTHH:MM:SSZ
-bool IsIsoUtc(const std::string& s) {
-  const std::string shape = "dddd-dd-ddTdd:dd:ddZ";
-  if (s.size() != shape.size()) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (shape[i] == 'd' ? !std::isdigit(static_cast<unsigned char>(s[i])) : s[i] != shape[i]) return false;
-  }
-  return true;
-}
-
 // Reads one integer or text from the file with a separate connection, as another tool would.
 std::string RawQuery(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
