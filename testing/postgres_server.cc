@@ -326,4 +326,18 @@ std::string NewTestDatabase(const std::string& prefix) {
   return uri.ok() ? *uri : "";
 }
 
+std::string Execute(const std::string& uri, const std::string& sql) {
+  PGconn* conn = PQconnectdb(uri.c_str());
+  std::string why;
+  if (PQstatus(conn) != CONNECTION_OK) {
+    why = PQerrorMessage(conn);
+  } else {
+    PGresult* r = PQexec(conn, sql.c_str());
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) why = PQresultErrorMessage(r);
+    PQclear(r);
+  }
+  PQfinish(conn);
+  return why;
+}
+
 }  // namespace accelopt::testing

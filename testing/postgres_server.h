@@ -72,4 +72,8 @@ PostgresServer* SharedPostgresServer(std::string* why_not);
 /// installed) or failed (it did not start, or the database was not made).
 std::string NewTestDatabase(const std::string& prefix);
 
+/// Runs `sql` (one or more statements) on `uri` with a connection of its own,
+/// as another program would; "" when it succeeds, else the error message.
+std::string Execute(const std::string& uri, const std::string& sql);
+
 }  // namespace accelopt::testing

@@ -37,20 +37,7 @@ std::unique_ptr<JobQueue> OpenPostgres(const std::string& place, const QueueOpti
 
 INSTANTIATE_TEST_SUITE_P(Postgres, JobQueueContract, ::testing::Values(QueueFactory(&OpenPostgres)));
 
-// Runs `sql` on `uri`; the error message when it fails.
-std::string Execute(const std::string& uri, const std::string& sql) {
-  PGconn* conn = PQconnectdb(uri.c_str());
-  std::string why;
-  if (PQstatus(conn) != CONNECTION_OK) {
-    why = PQerrorMessage(conn);
-  } else {
-    PGresult* r = PQexec(conn, sql.c_str());
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) why = PQresultErrorMessage(r);
-    PQclear(r);
-  }
-  PQfinish(conn);
-  return why;
-}
+using accelopt::testing::Execute;
 
 class PostgresJobQueueTest : public ::testing::Test {
  protected:

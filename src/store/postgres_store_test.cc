@@ -36,20 +36,7 @@ std::unique_ptr<Store> OpenPostgresForTest(const std::string& place, std::string
 
 INSTANTIATE_TEST_SUITE_P(Postgres, StoreContract, ::testing::Values(StoreFactory(&OpenPostgresForTest)));
 
-// Runs `sql` on `uri`; the error message when it fails.
-std::string Execute(const std::string& uri, const std::string& sql) {
-  PGconn* conn = PQconnectdb(uri.c_str());
-  std::string why;
-  if (PQstatus(conn) != CONNECTION_OK) {
-    why = PQerrorMessage(conn);
-  } else {
-    PGresult* r = PQexec(conn, sql.c_str());
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) why = PQresultErrorMessage(r);
-    PQclear(r);
-  }
-  PQfinish(conn);
-  return why;
-}
+using accelopt::testing::Execute;
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
