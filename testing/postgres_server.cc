@@ -177,50 +177,18 @@ Result<std::unique_ptr<PostgresServer>> PostgresServer::Start(double timeout_sec
 }
 
 PostgresServer::~PostgresServer() {
-  if (watch_fd_ >= 0) {
-    close(watch_fd_);
-    int status = 0;
-    waitpid(watcher_pid_, &status, 0);
-  }
+  watcher_.Finish();
   std::error_code ec;
   if (!dir_.empty()) fs::remove_all(dir_, ec);
 }
 
-// A process of its own session (a ^C to the tests does not reach it) that
-// waits for the end of a pipe only this process writes to, then stops the
-// server (pg_ctl stop -m immediate, harmless when none runs) and removes the
-// folder: at the destructor, or when this process dies however it dies.
+// Stops the server (pg_ctl stop -m immediate, harmless when none runs) and
+// removes the folder: at the destructor, or when this process dies however it dies.
 Status PostgresServer::StartWatcher() {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Error{std::string("postgres server: watcher pipe: ") + strerror(errno)};
   const std::string as_postgres =
       run_as_uid_ >= 0 ? "setpriv --reuid=postgres --regid=postgres --init-groups " : "";
-  const std::string script = "cat >/dev/null; " + as_postgres + "'" + bin_ + "/pg_ctl' stop -m immediate -w -D '" +
-                             dir_ + "/data' >/dev/null 2>&1; rm -rf '" + dir_ + "'";
-  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return Error{std::string("postgres server: watcher: fork: ") + strerror(errno)};
-  }
-  if (pid == 0) {
-    setsid();
-    dup2(fds[0], 0);
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-      dup2(null, 1);
-      dup2(null, 2);
-    }
-    close_range(3, ~0U, 0);
-    if (chdir("/") != 0) _exit(126);
-    execv(argv[0], const_cast<char* const*>(argv));
-    _exit(127);
-  }
-  close(fds[0]);
-  watcher_pid_ = pid;
-  watch_fd_ = fds[1];
-  return Ok{};
+  return watcher_.Start("postgres server", as_postgres + "'" + bin_ + "/pg_ctl' stop -m immediate -w -D '" + dir_ +
+                                               "/data' >/dev/null 2>&1; rm -rf '" + dir_ + "'");
 }
 
 std::string PostgresServer::Uri(const std::string& database) const {

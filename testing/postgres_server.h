@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "testing/cleanup_watcher.h"
 
 namespace accelopt::testing {
 
@@ -56,8 +57,7 @@ class PostgresServer {
   std::string user_ = "accelopt";
   std::string password_;
   int port_ = 0;
-  int watcher_pid_ = -1;  // stops the server and removes the folder when watch_fd_ closes
-  int watch_fd_ = -1;     // closed by the destructor, or by the kernel when this process dies
+  CleanupWatcher watcher_;  // stops the server and removes the folder when this process ends it or dies
   int run_as_uid_ = -1, run_as_gid_ = -1;  // the postgres user when run as root
 };
 

@@ -206,10 +206,7 @@ Result<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(double timeout_seconds
 SlurmCluster::~SlurmCluster() {
   if (!conf_.empty()) Client({"scancel", "--partition=" + partition_});  // a job's processes outlive slurmd
   StopDaemons();
-  if (watch_fd_ >= 0) {
-    close(watch_fd_);
-    waitpid(watcher_pid_, nullptr, 0);
-  }
+  watcher_.Finish();
   std::error_code ec;
   if (!dir_.empty()) fs::remove_all(dir_, ec);
 }
@@ -282,42 +279,16 @@ Status SlurmCluster::Spawn(const std::string& name, const std::vector<std::strin
   return Ok{};
 }
 
-// A process of its own session that waits for the end of a pipe only this
-// process writes to, then cancels the cluster's jobs, stops its daemons (by
-// the pids in daemons.pids) and removes the folder: at the destructor (which
-// did all that already), or when this process dies however it dies.
+// Cancels the cluster's jobs, stops its daemons (by the pids in daemons.pids)
+// and removes the folder: at the destructor (which did all that already), or
+// when this process dies however it dies.
 Status SlurmCluster::StartWatcher() {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Error{std::string("slurm cluster: watcher pipe: ") + strerror(errno)};
   const std::string d = service::ShellQuote(dir_);
-  const std::string script = "cat >/dev/null; cd /; if [ -s " + d + "/daemons.pids ]; then SLURM_CONF=" + d +
-                             "/slurm.conf timeout 10 scancel --partition=" + partition_ + "; sleep 1; pids=$(cat " + d +
-                             "/daemons.pids); kill -TERM $pids; sleep 3; "
-                             "kill -KILL $pids; fi; rm -rf " +
-                             d;
-  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return Error{std::string("slurm cluster: watcher: fork: ") + strerror(errno)};
-  }
-  if (pid == 0) {
-    setsid();
-    dup2(fds[0], 0);
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-      dup2(null, 1);
-      dup2(null, 2);
-    }
-    close_range(3, ~0U, 0);
-    execv(argv[0], const_cast<char* const*>(argv));
-    _exit(127);
-  }
-  close(fds[0]);
-  watcher_pid_ = pid;
-  watch_fd_ = fds[1];
-  return Ok{};
+  return watcher_.Start("slurm cluster", "if [ -s " + d + "/daemons.pids ]; then SLURM_CONF=" + d +
+                                             "/slurm.conf timeout 10 scancel --partition=" + partition_ +
+                                             "; sleep 1; pids=$(cat " + d +
+                                             "/daemons.pids); kill -TERM $pids; sleep 3; kill -KILL $pids; fi; rm -rf " +
+                                             d);
 }
 
 SlurmCluster* SharedSlurmCluster(std::string* why_not) {

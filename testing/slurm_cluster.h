@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "testing/cleanup_watcher.h"
 #include "service/slurm_workers.h"
 
 namespace accelopt::testing {
@@ -55,8 +56,7 @@ class SlurmCluster {
   std::string conf_;
   std::string partition_ = "test";
   std::vector<int> pids_;  // munged, slurmctld, slurmd
-  int watcher_pid_ = -1;   // cancels, stops and removes everything when watch_fd_ closes
-  int watch_fd_ = -1;      // closed by the destructor, or by the kernel when this process dies
+  CleanupWatcher watcher_;  // cancels, stops and removes everything when this process ends it or dies
 };
 
 /// One cluster for the whole test program, started on first use and stopped

@@ -3,21 +3,16 @@
 
 #include <fmt/core.h>
 
-#include <sys/wait.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "cli/common.h"
+#include "core/command.h"
 #include "core/json_io.h"
+#include "core/text.h"
 #include "store/store.h"
 
 namespace accelopt::cli {
 namespace {
-
-std::string Title(const std::string& plan) { return plan.substr(0, plan.find('\n')); }
 
 // Its comparison with its parent in words: "1.52x [1.48-1.57]", marked when measured disturbed.
 std::string VsParentText(const Candidate& c) {
@@ -37,7 +32,7 @@ Json CandidateJson(const store::StoredCandidate& stored) {
             {"latency_s", c.ok() ? Json(c.latency()) : Json(nullptr)},
             {"percent_of_peak", c.ok() ? Json(c.profile.percent_of_peak) : Json(nullptr)},
             {"disturbed", c.profile.disturbed},
-            {"plan", Title(c.plan)},
+            {"plan", FirstLine(c.plan)},
             {"code_hash", c.hash}};
   j["vs_parent"] = c.vs_parent ? ToJson(*c.vs_parent) : Json(nullptr);
   return j;
@@ -54,9 +49,7 @@ void RegisterCandidates(CLI::App& app) {
   cmd->add_flag("--json", json, "one JSON array of the candidates, with each one's comparison with its parent");
   cmd->callback([] {
     auto store = OpenStoreOrExit(db, /*create=*/false);
-    auto info = store->GetRun(run);
-    if (!info) throw Exit{kExitError, info.error().message};
-    if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, store::RedactUri(db))};
+    RunOrExit(*store, run, db);  // an unknown run is an error, not an empty list
     auto candidates = store->ListCandidates(run, task);
     if (!candidates) throw Exit{kExitError, candidates.error().message};
     if (json) {
@@ -78,7 +71,7 @@ void RegisterCandidates(CLI::App& app) {
       fmt::print("{:>6}  {:<16} {:>4} {:>6}  {:<14} {:>10} {:>8}  {:<26} {}\n", c.id, stored.task, c.iteration,
                  c.parent_id ? std::to_string(c.parent_id) : "-", VerdictName(c.profile.status), latency,
                  c.ok() ? fmt::format("{:.2f}%", c.profile.percent_of_peak) : "-", VsParentText(c),
-                 c.plan.empty() ? "(baseline)" : Title(c.plan));
+                 c.plan.empty() ? "(baseline)" : FirstLine(c.plan));
     }
     fmt::print("* measured while other processes loaded the machine; `accelopt export candidate ID DIR` writes one\n");
   });
@@ -97,17 +90,11 @@ void WriteOrExit(const std::string& path, const std::string& text) {
 
 // `diff -u` of two files, labelled as a patch of one file `name`.
 std::string Patch(const std::string& name, const std::string& before_path, const std::string& after_path) {
-  const std::string command = "diff -u --label 'a/" + name + "' --label 'b/" + name + "' '" + before_path + "' '" +
-                              after_path + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) throw Exit{kExitError, "cannot run diff: " + std::string(std::strerror(errno))};
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
-  const int status = pclose(pipe);
+  auto diff = RunCommand({"diff", "-u", "--label", "a/" + name, "--label", "b/" + name, before_path, after_path});
+  if (!diff) throw Exit{kExitError, diff.error().message};
   // 0: the same, 1: different, anything else: diff itself failed.
-  if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) throw Exit{kExitError, "diff failed: " + out};
-  return out;
+  if (diff->exit_code > 1) throw Exit{kExitError, "diff failed: " + diff->err};
+  return diff->out;
 }
 
 void RegisterExportCandidate(CLI::App& export_cmd) {

@@ -23,11 +23,9 @@ void RegisterExportFib(CLI::App& export_cmd) {
   cmd->add_option("--author", author, "the solutions' author, and the folder they are filed under");
   cmd->callback([] {
     auto store = OpenStoreOrExit(db, /*create=*/false);
-    auto info = store->GetRun(run);
-    if (!info) throw Exit{kExitError, info.error().message};
-    if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, store::RedactUri(db))};
+    const store::RunInfo info = RunOrExit(*store, run, db);
     std::string suite_path = suite_dir;
-    if (suite_path.empty() && (*info)->config.is_object()) suite_path = (*info)->config.value("suite", "");
+    if (suite_path.empty() && info.config.is_object()) suite_path = info.config.value("suite", "");
     suite::Suite suite;
     try {
       suite = LoadSuiteOrExit(suite_path);

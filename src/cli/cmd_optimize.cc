@@ -582,10 +582,8 @@ void RegisterOptimize(CLI::App& app) {
   resume->add_flag("--json", resume_json, "print the final table as JSON on stdout (progress stays on stderr)");
   resume->callback([] {
     auto db = OpenStoreOrExit(db_path, /*create=*/false);
-    auto info = db->GetRun(run);
-    if (!info) throw Exit{kExitError, info.error().message};
-    if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, store::RedactUri(db_path))};
-    const Json& config = (**info).config;
+    const store::RunInfo info = RunOrExit(*db, run, db_path);
+    const Json& config = info.config;
     auto recorded = run::RunConfigFromJson(config);
     if (!recorded) throw Exit{kExitError, fmt::format("run {}: {}", run, recorded.error().message)};
     OptimizeFlags f = FlagsOf(*recorded);

@@ -10,6 +10,7 @@
 
 #include "cli/common.h"
 #include "core/json_io.h"
+#include "core/text.h"
 #include "memory/memory.h"
 #include "run/optimize.h"
 #include "store/store.h"
@@ -199,8 +200,7 @@ void RegisterShow(CLI::App& app) {
                 "candidate with its profile), unused answers and LLM totals");
   cmd->callback([] {
     auto store = Open(db);
-    auto info = Must(store->GetRun(run));
-    if (!info) throw Exit{kExitError, fmt::format("no run {} in {}", run, store::RedactUri(db))};
+    const store::RunInfo info = RunOrExit(*store, run, db);
     auto candidates = Must(store->ListCandidates(run, ""));
     std::map<int64_t, const Candidate*> by_id;
     std::map<std::string, std::vector<const Candidate*>> by_task;
@@ -210,12 +210,12 @@ void RegisterShow(CLI::App& app) {
     }
     // The run's own choice where it finished the task, else the side-by-side evidence's.
     std::map<std::string, const Json*> summaries;
-    if (info->summary.is_array())
-      for (const Json& t : info->summary)
+    if (info.summary.is_array())
+      for (const Json& t : info.summary)
         if (t.is_object() && t.contains("task")) summaries[t.value("task", "")] = &t;
     std::map<std::string, std::vector<const Candidate*>> lineages;  // oldest first
     for (const auto& [task, all] : by_task) {
-      const Candidate* b = run::RunsBest(info->summary, task, all).candidate;
+      const Candidate* b = run::RunsBest(info.summary, task, all).candidate;
       if (!b) continue;
       std::vector<const Candidate*>& chain = lineages[task];
       for (const Candidate* c = b; c; c = c->parent_id && by_id.count(c->parent_id) ? by_id[c->parent_id] : nullptr)
@@ -223,13 +223,13 @@ void RegisterShow(CLI::App& app) {
     }
     const std::vector<Json> calls = Must(store->ListLlmCalls(run));
     if (json) {
-      Json shown = ShowJson(*info, lineages, calls, code);
+      Json shown = ShowJson(info, lineages, calls, code);
       if (Json jobs = SlurmJobsOf(db, run); !jobs.is_null()) shown["slurm_jobs"] = jobs;
       fmt::print("{}\n", DumpJson(shown, 2));
       return;
     }
-    fmt::print("run {} ({}, {})\n", info->id, info->created_at, info->status);
-    PrintRunHardware(info->config);
+    fmt::print("run {} ({}, {})\n", info.id, info.created_at, info.status);
+    PrintRunHardware(info.config);
     for (const auto& [task, chain] : lineages) {
       const Candidate* b = chain.back();
       fmt::print("\n== {}: best candidate {} ({})\n", task, b->id, MeasureOf(*b));
@@ -238,7 +238,7 @@ void RegisterShow(CLI::App& app) {
         if (auto direct = PairedSpeedupFromJson((*summary)["speedup_vs_baseline"]))
           fmt::print("  against the baseline, side by side: {}\n", PairedSpeedupText(*direct));
       for (const Candidate* c : chain) {
-        std::string plan = c->plan.empty() ? "(baseline)" : c->plan.substr(0, c->plan.find('\n'));
+        std::string plan = c->plan.empty() ? "(baseline)" : FirstLine(c->plan);
         fmt::print("  iteration {:>2}  candidate {:>4}  {:>24}{}  {}\n", c->iteration, c->id, MeasureOf(*c),
                    c->profile.disturbed ? " (disturbed)" : "", plan);
         if (c->vs_parent) fmt::print("      over its parent: {}\n", PairedSpeedupText(*c->vs_parent));

@@ -17,6 +17,13 @@ std::unique_ptr<store::Store> OpenStoreOrExit(const std::string& location, bool 
   return std::move(*db);
 }
 
+store::RunInfo RunOrExit(store::Store& store, int64_t run, const std::string& db) {
+  auto info = store.GetRun(run);
+  if (!info) throw Exit{kExitError, info.error().message};
+  if (!*info) throw Exit{kExitError, fmt::format("no run {} in {}", run, store::RedactUri(db))};
+  return std::move(**info);
+}
+
 void AddSuiteFlag(CLI::App& app, CommonFlags& flags) {
   app.add_option("--suite", flags.suite_dir, "task suite folder (default: $ACCELOPT_SUITE, else the suite of an unpacked dist, else ./suite)");
 }

@@ -37,6 +37,10 @@ inline constexpr const char* kDbHelp =
 /// error (a mistyped --db never becomes a new empty store).
 std::unique_ptr<store::Store> OpenStoreOrExit(const std::string& location, bool create);
 
+/// Run `run` of the store a --db named `db`; a store error, or "no run N in
+/// DB" (the URI without its password), ends the command.
+store::RunInfo RunOrExit(store::Store& store, int64_t run, const std::string& db);
+
 /// Options every subcommand that reads the suite shares.
 struct CommonFlags {
   std::string suite_dir;

@@ -22,4 +22,6 @@ std::string TrimRight(const std::string& s, std::string_view blanks) {
 
 std::string Trim(const std::string& s, std::string_view blanks) { return TrimLeft(TrimRight(s, blanks), blanks); }
 
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 }  // namespace accelopt

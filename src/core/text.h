@@ -14,4 +14,7 @@ std::string TrimLeft(const std::string& s, std::string_view blanks = " \t\r\n");
 std::string TrimRight(const std::string& s, std::string_view blanks = " \t\r\n");
 std::string Trim(const std::string& s, std::string_view blanks = " \t\r\n");
 
+/// `text` up to its first newline (a plan's title, a message's first line).
+std::string FirstLine(const std::string& text);
+
 }  // namespace accelopt

@@ -60,11 +60,13 @@ CompileOutcome LoadCached(const fs::path& dir) {
   if (auto log = ReadFile((dir / "compile.log").string())) out.log = *log;
   if (auto vec = ReadFile((dir / "vectorization.txt").string())) out.vectorization_report = *vec;
   if (auto missed = ReadFile((dir / "not-vectorized.txt").string())) out.not_vectorized = *missed;
-  // Cached before hot loops were kept: disassembled now (the file is left as it was).
-  if (auto loop = ReadFile((dir / "hot-loop.txt").string()))
+  if (auto loop = ReadFile((dir / "hot-loop.txt").string())) {
     out.hot_loop = *loop;
-  else
+  } else {
+    // Cached before hot loops were kept: disassembled once, and kept (written atomically) for the next reader.
     out.hot_loop = HotLoop(out.library_path);
+    WriteFile((dir / "hot-loop.txt").string(), out.hot_loop);
+  }
   return out;
 }
 

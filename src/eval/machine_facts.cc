@@ -12,6 +12,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/command.h"
+#include "core/text.h"
+
 namespace accelopt::eval {
 namespace {
 
@@ -229,17 +232,9 @@ std::string DescribeCounters() {
 
 std::string CompilerVersion(const std::string& compiler) {
   if (compiler.empty()) return "";
-  // The compiler as the target runs it: a name looked up in PATH, or a path.
-  const std::string command = "'" + compiler + "' --version 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return "";
-  char line[512] = {};
-  std::string first = fgets(line, sizeof line, pipe) ? line : "";
-  while (fgets(line, sizeof line, pipe)) {
-  }
-  pclose(pipe);
-  while (!first.empty() && (first.back() == '\n' || first.back() == '\r')) first.pop_back();
-  return first;
+  auto ran = RunCommand({compiler, "--version"});
+  if (!ran || ran->exit_code != 0) return "";
+  return TrimRight(FirstLine(ran->out));
 }
 
 std::string DescribeMachineFacts(const CpuInfo& cpu, const std::string& compiler) {

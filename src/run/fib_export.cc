@@ -36,7 +36,6 @@ std::string Clip(const std::string& text, size_t limit) {
   return text.size() <= limit ? text : text.substr(0, limit) + "\n[... cut]";
 }
 
-std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // Accelopt's own figures, kept where FlashInfer-Bench's correctness has room for extras.
 Json CorrectnessJson(const Profile& p) {

@@ -8,6 +8,7 @@
 
 #include "agents/parse.h"
 #include "core/format.h"
+#include "core/text.h"
 
 namespace accelopt::run {
 
@@ -216,7 +217,7 @@ void RunRecorder::OnTuning(const Candidate& kernel, const std::string& what) {
 }
 
 void RunRecorder::OnDuplicate(const Candidate& sample, const Candidate& original) {
-  const std::string plan = sample.plan.substr(0, sample.plan.find('\n'));
+  const std::string plan = FirstLine(sample.plan);
   const bool variant = sample.plan.find(search::kTunedMark) != std::string::npos;
   fmt::print(stderr, "[{}] {} for plan '{}' is candidate {} again (comments and spacing aside): not evaluated twice\n",
              task_, variant ? "a tuning variant of the kernel" : "the kernel written", plan.substr(0, 120),

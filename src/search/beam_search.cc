@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/profile.h"
+#include "core/text.h"
 #include "search/selection.h"
 #include "search/tuning.h"
 
@@ -97,15 +98,30 @@ std::optional<ProposalMode> ProposalModeFromName(const std::string& name) {
   return std::nullopt;
 }
 
-std::string Lineage(const Candidate& c, const std::vector<Candidate>& known) {
+namespace {
+
+// `c` and its ancestors, nearest first, following parent hashes through
+// `known`; a corrupt record (a cycle) ends the walk instead of looping.
+std::vector<const Candidate*> Ancestry(const Candidate& c, const std::vector<Candidate>& known) {
   std::map<std::string, const Candidate*> by_hash;
   for (const auto& k : known) by_hash.emplace(k.hash, &k);
-  std::vector<std::string> titles;
-  std::set<std::string> visited;  // a corrupt record must not loop
-  for (const Candidate* at = &c; at && !at->plan.empty() && visited.insert(at->hash).second;) {
-    titles.push_back(at->plan.substr(0, at->plan.find('\n')));
+  std::vector<const Candidate*> out;
+  std::set<std::string> visited;
+  for (const Candidate* at = &c; at && visited.insert(at->hash).second;) {
+    out.push_back(at);
     auto parent = by_hash.find(at->parent_hash);
     at = parent == by_hash.end() ? nullptr : parent->second;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Lineage(const Candidate& c, const std::vector<Candidate>& known) {
+  std::vector<std::string> titles;
+  for (const Candidate* at : Ancestry(c, known)) {
+    if (at->plan.empty()) break;  // the baseline
+    titles.push_back(FirstLine(at->plan));
   }
   std::string out;
   for (size_t i = titles.size(); i-- > 0;) out += std::to_string(titles.size() - i) + ". " + titles[i] + "\n";
@@ -113,8 +129,6 @@ std::string Lineage(const Candidate& c, const std::vector<Candidate>& known) {
 }
 
 namespace {
-
-std::string Title(const std::string& plan) { return plan.substr(0, plan.find('\n')); }
 
 // One attempt's outcome as its side-by-side comparison with its parent, or its verdict, says it.
 std::string Outcome(const Candidate& k, double margin) {
@@ -140,22 +154,18 @@ std::string Outcome(const Candidate& k, double margin) {
 }  // namespace
 
 std::string AttemptHistory(const Candidate& c, const SearchState& state, double margin, size_t max_bytes) {
-  std::map<std::string, const Candidate*> by_hash;
-  for (const auto& k : state.known) by_hash.emplace(k.hash, &k);
   // The kernel and its ancestors, by how the planner knows each.
   std::map<std::string, std::string> on;
-  int steps = 0;
-  for (const Candidate* at = &c; at && !on.count(at->hash);) {
-    on[at->hash] = steps == 0 ? "this kernel" : steps == 1 ? "its parent" : "an ancestor " + std::to_string(steps) + " steps back";
-    ++steps;
-    auto parent = by_hash.find(at->parent_hash);
-    at = parent == by_hash.end() ? nullptr : parent->second;
-  }
+  const std::vector<const Candidate*> ancestry = Ancestry(c, state.known);
+  for (size_t steps = 0; steps < ancestry.size(); ++steps)
+    on[ancestry[steps]->hash] = steps == 0   ? "this kernel"
+                                : steps == 1 ? "its parent"
+                                             : "an ancestor " + std::to_string(steps) + " steps back";
   std::vector<std::string> lines;  // oldest first
   for (const auto& k : state.known) {
     if (k.plan.empty() || !on.count(k.parent_hash)) continue;
     const bool kept = on.count(k.hash) > 0;
-    lines.push_back("- on " + on[k.parent_hash] + ": " + Title(k.plan) + ": " + Outcome(k, margin) +
+    lines.push_back("- on " + on[k.parent_hash] + ": " + FirstLine(k.plan) + ": " + Outcome(k, margin) +
                     (kept ? " (taken: on this kernel's lineage)" : ""));
   }
   for (const auto& d : state.duplicates) {
@@ -401,7 +411,7 @@ class Iteration {
       listener_.OnDuplicate(*c, first);
       // Another sample of the plan that made it is not an attempt of its own.
       if (first.plan != c->plan || first.parent_hash != c->parent_hash)
-        state_.duplicates.push_back({c->parent_hash, Title(c->plan), first.id});
+        state_.duplicates.push_back({c->parent_hash, FirstLine(c->plan), first.id});
     }
     // A duplicate is the candidate evaluated first: its profile, id, plan and
     // parent, so nothing later (a lesson, the beam) claims an edge the store

@@ -16,27 +16,22 @@
 #include <thread>
 #include <vector>
 
+#include "core/command.h"
 #include "core/json_io.h"
 #include "core/result.h"
 #include "service/job_queue.h"
 
 namespace accelopt::service {
 
-/// What a command printed and how it ended.
-struct CommandOutput {
-  int exit_code = 0;  ///< 128 + the signal when a signal ended it
-  std::string out;
-  std::string err;
-};
-
 /// Runs argv (argv[0] found on PATH) and returns what it printed; an Error
 /// only when it could not be run at all. The Slurm commands go through one so
 /// that tests can check their command lines without a cluster.
 using CommandRunner = std::function<Result<CommandOutput>(const std::vector<std::string>& argv)>;
 
-/// The runner of real commands: a child process inheriting this process's
-/// environment (SLURM_CONF, PGPASSWORD), stdin from /dev/null. Blocks.
-Result<CommandOutput> RunCommand(const std::vector<std::string>& argv);
+// The runner of real commands is core/command.h's RunCommand: a child
+// inheriting this process's environment (SLURM_CONF, PGPASSWORD).
+using accelopt::CommandOutput;
+using accelopt::RunCommand;
 
 /// Where and how the workers' jobs are submitted.
 struct SlurmSettings {

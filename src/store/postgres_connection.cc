@@ -13,6 +13,25 @@ namespace {
 
 void IgnoreNotice(void*, const char*) {}
 
+// libpq's messages are multi-line ("...failed: FATAL:  ...\n\tIs the server
+// running...?"): one line, single spaces; and never the password, should a
+// server or library ever echo it.
+std::string OneLine(const std::string& message, const std::string& password) {
+  std::string text = message;
+  if (!password.empty()) {
+    for (size_t at = text.find(password); at != std::string::npos; at = text.find(password, at))
+      text.replace(at, password.size(), "***");
+  }
+  std::string out;
+  for (char c : text) {
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out.push_back(c);
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 // Any fixed number: openers of one database take turns migrating it.
 constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(7420154031)";
 
@@ -104,24 +123,7 @@ PgConnection::PgConnection(std::string uri, PGconn* conn)
 
 PgConnection::~PgConnection() { PQfinish(conn_); }
 
-// libpq's messages are multi-line ("...failed: FATAL:  ...\n\tIs the server
-// running...?"): one line, single spaces; and never the password, should a
-// server or library ever echo it.
-std::string PgConnection::OneLine(const std::string& message) const {
-  std::string text = message;
-  if (!password_.empty()) {
-    for (size_t at = text.find(password_); at != std::string::npos; at = text.find(password_, at))
-      text.replace(at, password_.size(), "***");
-  }
-  std::string out;
-  for (char c : text) {
-    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
-    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
-    out.push_back(c);
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
+std::string PgConnection::OneLine(const std::string& message) const { return store::OneLine(message, password_); }
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri) {
   const std::string where = RedactUri(uri);
@@ -129,8 +131,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri)
     char* err = nullptr;
     PQconninfoOption* parsed = PQconninfoParse(uri.c_str(), &err);
     if (!parsed) {
-      std::unique_ptr<PgConnection> scratch(new PgConnection(uri, nullptr));
-      std::string message = err ? scratch->OneLine(err) : "out of memory";
+      std::string message = err ? store::OneLine(err, UriPassword(uri)) : "out of memory";
       if (err) PQfreemem(err);
       return Error{"cannot connect to " + where + ": not a PostgreSQL URI: " + message};
     }
