@@ -1,46 +1,49 @@
-// Split-KV paged decode (the flash-decoding scheme) for the
+// Split-KV paged decode (the flash-decoding scheme) on tensor cores for the
 // gqa_paged_decode_h32_kv{4,8}_d128_ps1 tasks: a kernel of the project's own,
 // measured beside the naive baseline and the anchors. One source for both
 // tasks: everything follows from the shape constants.
 //
 // Work is cut into chunks of at most kChunk pages: request b holds
 // ceil(len_b / kChunk) of them, numbered consecutively over the batch, so every
-// block gets the same amount of work whatever the spread of the lengths. The
-// grid is (kv head, chunk slot) with kMaxChunks slots, an upper bound known
-// from the shape (num_kv_indices / kChunk + batch_size); each block finds its
-// request by a warp scan over kv_indptr, and the slots past the last chunk
-// exit at once.
+// block gets about the same work whatever the spread of the lengths. The grid
+// is (kv head, chunk slot) with kMaxChunks slots, an upper bound known from the
+// shape (num_kv_indices / kChunk + batch_size); each block finds its request
+// by a warp scan over kv_indptr, and the slots past the last chunk exit at once.
 //
-// A block takes one (chunk, kv head): the chunk's page ids go to shared
-// memory first, then each warp walks its share of the pages in steps of 2 x
-// kUnroll: a half-warp holds one k/v row, 8 elements of head_dim per lane in
-// one 16-byte load, and each lane issues kUnroll k loads and kUnroll v loads
-// before using any, so many independent loads are in flight. The query heads
-// sharing the kv head are split over kHeadParts warps of kHeadsPerWarp heads
-// (those warps read the same rows, mostly from L1). Logits are summed over the
-// 16 lanes with shuffles and folded into an online softmax in base 2 (sm_scale
-// * log2(e) is folded into q), rescaling once per kUnroll rows. The two halves
-// of a warp, then the warps of a block, merge their states; the block writes
-// the chunk's state (maximum, sum, unnormalized output per query head), and a
-// second small kernel merges the chunks of each (request, query head) into the
-// output and the lse. A request without pages gets zeros and -inf.
+// A block takes one (chunk, kv head). The chunk's page ids go to shared memory
+// first; then tiles of kTile = 64 pages are gathered through them with 16-byte
+// cp.async into a two-stage ring (the next tile loads while one is computed;
+// rows past the chunk are zero-filled), so the block always has loads in
+// flight. Each of the 4 warps takes 16 pages of a tile: the group's query heads
+// are the rows of a bf16 mma.sync m16n8k16 (kGroup <= 8 of its 16 rows used),
+// s = q k^T with k fragments by ldmatrix, then an online softmax in base 2 on
+// the accumulator fragments, then o += p v with p packed to bf16 as the A
+// fragment and v fragments by ldmatrix.trans, fp32 accumulation throughout.
+// The warps of a block merge their states through shared memory and write the
+// chunk's state (maximum, sum, unnormalized output per query head); a second
+// small kernel merges the chunks of each (request, query head) into the output
+// and the lse. A request without pages gets zeros and -inf.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-static_assert(page_size == 1 && head_dim == 128, "pages of one token; 16 lanes x 8 elements per row");
+#include <cstdint>
+
+static_assert(page_size == 1 && head_dim == 128, "pages of one token; head_dim 128");
 static_assert(num_qo_heads % num_kv_heads == 0, "query heads grouped over kv heads");
 
 constexpr int kGroup = num_qo_heads / num_kv_heads;
-constexpr int kHeadsPerWarp = kGroup < 4 ? kGroup : 4;
-static_assert(kGroup % kHeadsPerWarp == 0, "the group splits evenly over warps");
-constexpr int kHeadParts = kGroup / kHeadsPerWarp;
-constexpr int kPageWarps = 4;                          // warps splitting the pages of a chunk
-constexpr int kWarps = kPageWarps * kHeadParts;
+static_assert(kGroup <= 16, "the group's heads are the 16 rows of an mma tile");
+constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
-constexpr int kUnroll = 4;                             // rows per half-warp per step
-constexpr int kPagesPerStep = kPageWarps * 2 * kUnroll;  // pages per block per step
-constexpr int kChunk = 256;                            // pages per block at most
-static_assert(kChunk % kPagesPerStep == 0, "whole steps per chunk");
+constexpr int kTile = 64;    // pages per tile, 16 per warp
+constexpr int kStages = 2;   // tiles in the shared-memory ring
+constexpr int kChunk = 256;  // pages per block at most
+static_assert(kChunk % kTile == 0, "whole tiles per chunk");
+constexpr int kStride = head_dim + 8;  // shared row stride in bf16: 272 bytes, no bank conflicts
+constexpr int kSteps = head_dim / 16;  // mma k-steps over head_dim
+constexpr int kStageElems = kTile * kStride;
+constexpr int kSmemBytes = 2 * kStages * kStageElems * 2;  // k and v
+static_assert(kSmemBytes >= (kWarps * kGroup * head_dim + 2 * kWarps * 16) * 4, "the merge fits the ring");
 constexpr int kMaxChunks = static_cast<int>(num_kv_indices / kChunk + batch_size);
 static_assert(kMaxChunks <= 65535, "chunk slots fit in gridDim.y");
 constexpr float kLog2e = 1.4426950408889634f;
@@ -92,146 +95,204 @@ __device__ int ChunkStart(const int* __restrict__ kv_indptr, int b) {
   return total;
 }
 
-// 8 bf16 (one 16-byte word) as floats.
-__device__ __forceinline__ void Unpack(const uint4 raw, float (&f)[8]) {
-  const unsigned w[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    f[2 * i] = __uint_as_float(w[i] << 16);
-    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-  }
+__device__ __forceinline__ unsigned SharedAddress(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes from global to shared; zeros when `bytes` is 0 (nothing is read).
+__device__ __forceinline__ void CopyAsync16(void* dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SharedAddress(dst)), "l"(src), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void CommitGroup() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most one group (the latest) is still loading.
+__device__ __forceinline__ void WaitAllButLatestGroup() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+
+__device__ __forceinline__ void LoadMatrices(const void* at, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(SharedAddress(at))
+               : "memory");
+}
+__device__ __forceinline__ void LoadMatricesTransposed(const void* at, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(SharedAddress(at))
+               : "memory");
+}
+
+// d += a b for one m16n8k16 bf16 tile, fp32 accumulation.
+__device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t PackBf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);  // lo in the low half
+  return *reinterpret_cast<const uint32_t*>(&v);
 }
 
 // The weight of a state with maximum `m` in a merge whose maximum is `top`.
 __device__ __forceinline__ float Rescale(float m, float top) { return m == -INFINITY ? 0.0f : exp2f(m - top); }
 
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kThreads)
     split_decode(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k_cache,
                  const __nv_bfloat16* __restrict__ v_cache, const int* __restrict__ kv_indptr,
                  const int* __restrict__ kv_indices, const float* __restrict__ sm_scale) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __nv_bfloat16(*ks)[kTile][kStride] = reinterpret_cast<__nv_bfloat16(*)[kTile][kStride]>(smem);
+  __nv_bfloat16(*vs)[kTile][kStride] = reinterpret_cast<__nv_bfloat16(*)[kTile][kStride]>(smem + kSmemBytes / 2);
+  __shared__ int s_page[kChunk];
+
   const int kh = blockIdx.x, c = blockIdx.y;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int gq = lane / 4, tq = lane % 4;  // the mma fragment's row group and column pair
   int b, first;
   FindChunk(kv_indptr, c, b, first);  // the same answer in every warp
   if (b >= batch_size) return;        // a slot past the last chunk: the whole block leaves
   const int lo = kv_indptr[b] + (c - first) * kChunk;
   const int n = min(kChunk, kv_indptr[b + 1] - lo);  // 1 .. kChunk pages
+  const int n_tiles = (n + kTile - 1) / kTile;
+  for (int i = tid; i < n; i += kThreads) s_page[i] = __ldg(kv_indices + lo + i);
 
-  __shared__ int s_page[kChunk];
-  for (int i = threadIdx.x; i < n; i += kThreads) s_page[i] = kv_indices[lo + i];
-
-  const int pw = warp % kPageWarps, part = warp / kPageWarps;
-  const int half = lane / 16, sub = lane % 16;
-  const int g0 = part * kHeadsPerWarp;  // this warp's first head within the group
+  // q as A fragments, rows = the group's heads: a0 (row gq, k 2tq..), a1 (row gq+8),
+  // a2 (row gq, k 2tq+8..), a3 (row gq+8, k 2tq+8..); rows past the group are zero.
+  uint32_t qa[kSteps][4];
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int r = gq + 8 * rr;
+    const bool valid = r < kGroup;
+    const __nv_bfloat16* row =
+        q + (static_cast<long>(b) * num_qo_heads + kh * kGroup + (valid ? r : 0)) * head_dim + 2 * tq;
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      qa[s][rr] = valid ? __ldg(reinterpret_cast<const unsigned*>(row + s * 16)) : 0u;
+      qa[s][2 + rr] = valid ? __ldg(reinterpret_cast<const unsigned*>(row + s * 16 + 8)) : 0u;
+    }
+  }
   const float scale = *sm_scale * kLog2e;
 
-  float qf[kHeadsPerWarp][8], acc[kHeadsPerWarp][8], m[kHeadsPerWarp], l[kHeadsPerWarp];
+  // Gathering: thread tid copies 16-byte column tid % 16 of tile rows tid / 16 + 8 i, of k and of v.
+  constexpr int kCopies = kTile * head_dim / 8 / kThreads;  // 8
+  static_assert(kCopies * kThreads * 8 == kTile * head_dim && kThreads % 16 == 0, "whole 16-byte copies");
+  const int copy_row = tid / 16, copy_col = (tid % 16) * 8;
+  auto issue = [&](int t, int stage) {
 #pragma unroll
-  for (int i = 0; i < kHeadsPerWarp; ++i) {
-    const long at = (static_cast<long>(b) * num_qo_heads + kh * kGroup + g0 + i) * head_dim + sub * 8;
-    Unpack(__ldg(reinterpret_cast<const uint4*>(q + at)), qf[i]);
+    for (int i = 0; i < kCopies; ++i) {
+      const int r = copy_row + i * (kThreads / 16), j = t * kTile + r;
+      const bool valid = j < n;
+      const long at = valid ? (static_cast<long>(s_page[j]) * num_kv_heads + kh) * head_dim + copy_col : 0;
+      CopyAsync16(&ks[stage][r][copy_col], k_cache + at, valid ? 16 : 0);
+      CopyAsync16(&vs[stage][r][copy_col], v_cache + at, valid ? 16 : 0);
+    }
+  };
+
+  float o[head_dim / 8][4];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) qf[i][e] *= scale, acc[i][e] = 0.0f;
-    m[i] = -INFINITY, l[i] = 0.0f;
-  }
-  const __nv_bfloat16* k_base = k_cache + kh * head_dim + sub * 8;
-  const __nv_bfloat16* v_base = v_cache + kh * head_dim + sub * 8;
+  for (int d = 0; d < head_dim / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+
   __syncthreads();  // s_page is written
+  issue(0, 0);      // n >= 1: at least one tile
+  CommitGroup();
+  if (n_tiles > 1) issue(1, 1);
+  CommitGroup();  // possibly empty: keeps the group count uniform
+  for (int t = 0; t < n_tiles; ++t) {
+    const int stage = t % kStages;
+    WaitAllButLatestGroup();  // tile t; tile t + 1 may still load
+    __syncthreads();
 
-  for (int step = 0; step < n; step += kPagesPerStep) {  // the same trip count in every warp
-    uint4 kr[kUnroll], vr[kUnroll];
-    bool valid[kUnroll];
+    // s = q k^T for the warp's 16 pages of the tile: s[n][0..1] row gq, s[n][2..3] row gq + 8,
+    // pages warp * 16 + n * 8 + 2 tq (+1).
+    const int p0 = warp * 16;
+    float s[2][4];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int j = step + (u * kPageWarps + pw) * 2 + half;
-      valid[u] = j < n;
-      kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
-      if (valid[u]) {
-        const long row = static_cast<long>(s_page[j]) * (num_kv_heads * head_dim);
-        kr[u] = __ldg(reinterpret_cast<const uint4*>(k_base + row));
-        vr[u] = __ldg(reinterpret_cast<const uint4*>(v_base + row));
+    for (int nt = 0; nt < 2; ++nt) {
+      s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+      for (int s2 = 0; s2 < kSteps / 2; ++s2) {
+        uint32_t kb[4];  // b0, b1 of k-step 2 s2, then of k-step 2 s2 + 1
+        LoadMatrices(&ks[stage][p0 + nt * 8 + lane % 8][s2 * 32 + (lane / 8) * 8], kb);
+        Mma(s[nt], qa[2 * s2], kb[0], kb[1]);
+        Mma(s[nt], qa[2 * s2 + 1], kb[2], kb[3]);
       }
     }
-    float s[kHeadsPerWarp][kUnroll];
+    // Online softmax in base 2 on the fragments; pages past the chunk are masked.
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      float kf[8];
-      Unpack(kr[u], kf);
+    for (int rr = 0; rr < 2; ++rr) {
+      float top = -INFINITY;
 #pragma unroll
-      for (int i = 0; i < kHeadsPerWarp; ++i) {
-        float dot = 0.0f;
+      for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-        for (int e = 0; e < 8; ++e) dot = fmaf(qf[i][e], kf[e], dot);
-        s[i][u] = dot;
-      }
-    }
-#pragma unroll
-    for (int off = 8; off > 0; off >>= 1)  // within each half-warp
-#pragma unroll
-      for (int i = 0; i < kHeadsPerWarp; ++i)
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) s[i][u] += __shfl_xor_sync(kFull, s[i][u], off);
-
-    float p[kHeadsPerWarp][kUnroll];
-#pragma unroll
-    for (int i = 0; i < kHeadsPerWarp; ++i) {
-      float top = m[i];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (!valid[u]) s[i][u] = -INFINITY;
-        top = fmaxf(top, s[i][u]);
-      }
-      const float safe = top == -INFINITY ? 0.0f : top;  // no row yet: every weight is 0
-      const float corr = exp2f(m[i] - safe);
+        for (int e = 0; e < 2; ++e) {
+          float x = s[nt][2 * rr + e] * scale;
+          if (t * kTile + p0 + nt * 8 + 2 * tq + e >= n) x = -INFINITY;
+          s[nt][2 * rr + e] = x;
+          top = fmaxf(top, x);
+        }
+      top = fmaxf(top, __shfl_xor_sync(kFull, top, 1));
+      top = fmaxf(top, __shfl_xor_sync(kFull, top, 2));
+      top = fmaxf(top, m[rr]);
+      const float safe = top == -INFINITY ? 0.0f : top;  // nothing seen yet: every weight is 0
+      const float corr = exp2f(m[rr] - safe);
+      m[rr] = top;
       float sum = 0.0f;
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) sum += p[i][u] = exp2f(s[i][u] - safe);
-      l[i] = l[i] * corr + sum;
-      m[i] = top;
+      for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-      for (int e = 0; e < 8; ++e) acc[i][e] *= corr;
+        for (int e = 0; e < 2; ++e) sum += s[nt][2 * rr + e] = exp2f(s[nt][2 * rr + e] - safe);
+      l[rr] = l[rr] * corr + sum;  // this thread's share of the row; the quad is summed at the end
+#pragma unroll
+      for (int d = 0; d < head_dim / 8; ++d) o[d][2 * rr] *= corr, o[d][2 * rr + 1] *= corr;
     }
+    // o += p v over the warp's 16 pages: p's accumulator fragments are the A fragment.
+    const uint32_t pa[4] = {PackBf16(s[0][0], s[0][1]), PackBf16(s[0][2], s[0][3]), PackBf16(s[1][0], s[1][1]),
+                            PackBf16(s[1][2], s[1][3])};
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      float vf[8];
-      Unpack(vr[u], vf);
-#pragma unroll
-      for (int i = 0; i < kHeadsPerWarp; ++i)
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc[i][e] = fmaf(p[i][u], vf[e], acc[i][e]);
+    for (int n2 = 0; n2 < head_dim / 16; ++n2) {
+      uint32_t vb[4];  // b0, b1 of dims n2 * 16 .. +8, then of n2 * 16 + 8 .. +16
+      LoadMatricesTransposed(&vs[stage][p0 + lane % 8 + ((lane / 8) % 2) * 8][n2 * 16 + (lane / 16) * 8], vb);
+      Mma(o[2 * n2], pa, vb[0], vb[1]);
+      Mma(o[2 * n2 + 1], pa, vb[2], vb[3]);
     }
+    __syncthreads();  // every warp is done with this stage
+    if (t + kStages < n_tiles) issue(t + kStages, stage);
+    CommitGroup();
   }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");  // only empty groups are left; the ring is reused below
+  __syncthreads();
 
-  // The two halves of the warp, then the kPageWarps warps of each head part.
-  __shared__ float s_m[kPageWarps][kGroup], s_l[kPageWarps][kGroup];
-  __shared__ __align__(16) float s_acc[kPageWarps][kGroup][head_dim];
+  // The warps' states through shared memory (reusing the ring), then the chunk's.
+  float* s_acc = reinterpret_cast<float*>(smem);    // [kWarps][kGroup][head_dim]
+  float* s_m = s_acc + kWarps * kGroup * head_dim;  // [kWarps][16]
+  float* s_l = s_m + kWarps * 16;                   // [kWarps][16]
 #pragma unroll
-  for (int i = 0; i < kHeadsPerWarp; ++i) {
-    const float m_o = __shfl_xor_sync(kFull, m[i], 16), l_o = __shfl_xor_sync(kFull, l[i], 16);
-    const float top = fmaxf(m[i], m_o);
-    const float fa = Rescale(m[i], top), fb = Rescale(m_o, top);
-    l[i] = l[i] * fa + l_o * fb;
+  for (int rr = 0; rr < 2; ++rr) {
+    l[rr] += __shfl_xor_sync(kFull, l[rr], 1);
+    l[rr] += __shfl_xor_sync(kFull, l[rr], 2);
+    const int g = gq + 8 * rr;
+    if (g >= kGroup) continue;
+    float* to = s_acc + (warp * kGroup + g) * head_dim + 2 * tq;
 #pragma unroll
-    for (int e = 0; e < 8; ++e) acc[i][e] = acc[i][e] * fa + __shfl_xor_sync(kFull, acc[i][e], 16) * fb;
-    if (half == 0) {
-      float4* to = reinterpret_cast<float4*>(&s_acc[pw][g0 + i][sub * 8]);
-      to[0] = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-      to[1] = make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
-    }
-    if (lane == 0) s_m[pw][g0 + i] = top, s_l[pw][g0 + i] = l[i];
+    for (int d = 0; d < head_dim / 8; ++d)
+      *reinterpret_cast<float2*>(to + d * 8) = make_float2(o[d][2 * rr], o[d][2 * rr + 1]);
+    if (tq == 0) s_m[warp * 16 + g] = m[rr], s_l[warp * 16 + g] = l[rr];
   }
   __syncthreads();
-  for (int idx = threadIdx.x; idx < kGroup * head_dim; idx += kThreads) {
+  for (int idx = tid; idx < kGroup * head_dim; idx += kThreads) {
     const int g = idx / head_dim, d = idx % head_dim;
     float top = -INFINITY;
 #pragma unroll
-    for (int w = 0; w < kPageWarps; ++w) top = fmaxf(top, s_m[w][g]);
+    for (int w = 0; w < kWarps; ++w) top = fmaxf(top, s_m[w * 16 + g]);
     float sum = 0.0f, out = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kPageWarps; ++w) {
-      const float f = Rescale(s_m[w][g], top);
-      sum += s_l[w][g] * f;
-      out += s_acc[w][g][d] * f;
+    for (int w = 0; w < kWarps; ++w) {
+      const float f = Rescale(s_m[w * 16 + g], top);
+      sum += s_l[w * 16 + g] * f;
+      out += s_acc[(w * kGroup + g) * head_dim + d] * f;
     }
     const long at = static_cast<long>(c) * num_qo_heads + kh * kGroup + g;
     partial_out[at * head_dim + d] = out;
@@ -246,7 +307,7 @@ __global__ void __launch_bounds__(kMergeWarps * 32)
     merge_chunks(const int* __restrict__ kv_indptr, __nv_bfloat16* __restrict__ output, float* __restrict__ lse) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const long row = static_cast<long>(blockIdx.x) * kMergeWarps + warp;  // b * num_qo_heads + h
-  if (row >= static_cast<long>(batch_size) * num_qo_heads) return;     // the whole warp
+  if (row >= static_cast<long>(batch_size) * num_qo_heads) return;      // the whole warp
   const int b = static_cast<int>(row / num_qo_heads), h = static_cast<int>(row % num_qo_heads);
   const int first = ChunkStart(kv_indptr, b);
   const int n = ChunksOf(kv_indptr[b + 1] - kv_indptr[b]);
@@ -273,8 +334,11 @@ __global__ void __launch_bounds__(kMergeWarps * 32)
 extern "C" void kernel(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_bfloat16* v_cache,
                        const int* kv_indptr, const int* kv_indices, const float* sm_scale, __nv_bfloat16* output,
                        float* lse, cudaStream_t stream) {
-  split_decode<<<dim3(num_kv_heads, kMaxChunks), kThreads, 0, stream>>>(q, k_cache, v_cache, kv_indptr, kv_indices,
-                                                                        sm_scale);
+  static const bool configured =  // more than 48 KiB of dynamic shared memory, once
+      cudaFuncSetAttribute(split_decode, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes) == cudaSuccess;
+  (void)configured;
+  split_decode<<<dim3(num_kv_heads, kMaxChunks), kThreads, kSmemBytes, stream>>>(q, k_cache, v_cache, kv_indptr,
+                                                                                 kv_indices, sm_scale);
   constexpr long kRows = static_cast<long>(batch_size) * num_qo_heads;
   merge_chunks<<<static_cast<unsigned>((kRows + kMergeWarps - 1) / kMergeWarps), kMergeWarps * 32, 0, stream>>>(
       kv_indptr, output, lse);

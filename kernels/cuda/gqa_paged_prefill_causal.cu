@@ -39,9 +39,9 @@ static_assert(kRows % kGroup == 0, "a block holds whole groups");
 constexpr int kQueries = kRows / kGroup;  // queries per block
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
-constexpr int kTileKv = 64;             // kv positions per tile
-constexpr int kStride = head_dim + 8;   // shared row stride in bf16: 272 bytes, no bank conflicts
-constexpr int kSteps = head_dim / 16;   // mma k-steps over head_dim
+constexpr int kTileKv = 64;            // kv positions per tile
+constexpr int kStride = head_dim + 8;  // shared row stride in bf16: 272 bytes, no bank conflicts
+constexpr int kSteps = head_dim / 16;  // mma k-steps over head_dim
 constexpr int kMaxTiles = static_cast<int>(total_q / kQueries + kBatch);
 static_assert(kMaxTiles <= 2147483647 && num_kv_heads <= 65535, "grid fits");
 constexpr float kLog2e = 1.4426950408889634f;
@@ -134,8 +134,8 @@ __global__ void __launch_bounds__(kThreads)
   const int kv_begin = kv_indptr[b], kv_len = kv_indptr[b + 1] - kv_begin;
   const int i0 = (TilesOf(q_len) - 1 - (c - first)) * kQueries;  // the last queries first
   const int i_end = min(i0 + kQueries, q_len);
-  const int shift = kv_len - q_len;                       // query i sees kv j <= i + shift
-  const int n_kv = max(0, min(kv_len, i_end + shift));    // positions any row of the block sees
+  const int shift = kv_len - q_len;                     // query i sees kv j <= i + shift
+  const int n_kv = max(0, min(kv_len, i_end + shift));  // positions any row of the block sees
   const int n_tiles = (n_kv + kTileKv - 1) / kTileKv;
   const float scale = *sm_scale * kLog2e;
 
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(kThreads)
       page[i] = j < n_kv ? __ldg(kv_indices + kv_begin + j) : -1;
     }
   };
-  auto issue = [&](__nv_bfloat16 (*to)[kStride], const __nv_bfloat16* cache) {
+  auto issue = [&](__nv_bfloat16(*to)[kStride], const __nv_bfloat16* cache) {
 #pragma unroll
     for (int i = 0; i < kCopies; ++i) {
       const bool valid = page[i] >= 0;
@@ -293,6 +293,6 @@ __global__ void __launch_bounds__(kThreads)
 extern "C" void kernel(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_bfloat16* v_cache,
                        const int* qo_indptr, const int* kv_indptr, const int* kv_indices, const float* sm_scale,
                        __nv_bfloat16* output, float* lse, cudaStream_t stream) {
-  prefill<<<dim3(kMaxTiles, num_kv_heads), kThreads, 0, stream>>>(q, k_cache, v_cache, qo_indptr, kv_indptr,
-                                                                  kv_indices, sm_scale, output, lse);
+  prefill<<<dim3(kMaxTiles, num_kv_heads), kThreads, 0, stream>>>(q, k_cache, v_cache, qo_indptr, kv_indptr, kv_indices,
+                                                                  sm_scale, output, lse);
 }
