@@ -37,7 +37,7 @@ constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr int kTile = 64;    // pages per tile, 16 per warp
 constexpr int kStages = 2;   // tiles in the shared-memory ring
-constexpr int kChunk = 256;  // pages per block at most
+constexpr int kChunk = 768;  // pages per block at most
 static_assert(kChunk % kTile == 0, "whole tiles per chunk");
 constexpr int kStride = head_dim + 8;  // shared row stride in bf16: 272 bytes, no bank conflicts
 constexpr int kSteps = head_dim / 16;  // mma k-steps over head_dim
