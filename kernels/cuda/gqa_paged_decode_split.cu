@@ -15,10 +15,11 @@
 // cp.async into a two-stage ring (the next tile loads while one is computed;
 // rows past the chunk are zero-filled), so the block always has loads in
 // flight. Each of the 4 warps takes 16 pages of a tile: the group's query heads
-// are the rows of a bf16 mma.sync m16n8k16 (kGroup <= 8 of its 16 rows used),
-// s = q k^T with k fragments by ldmatrix, then an online softmax in base 2 on
-// the accumulator fragments, then o += p v with p packed to bf16 as the A
-// fragment and v fragments by ldmatrix.trans, fp32 accumulation throughout.
+// are the rows of a bf16 mma.sync m16n8k16 (kGroup of its 16 rows used: 8 for
+// kv4, 4 for kv8), s = q k^T with k fragments by ldmatrix, then an online
+// softmax in base 2 on the accumulator fragments, then o += p v with p packed
+// to bf16 as the A fragment and v fragments by ldmatrix.trans, fp32
+// accumulation throughout.
 // The warps of a block merge their states through shared memory and write the
 // chunk's state (maximum, sum, unnormalized output per query head); a second
 // small kernel merges the chunks of each (request, query head) into the output
