@@ -13,16 +13,53 @@ everything alike: CUDA events around each call, the L2 flushed (a buffer of
 twice its size written) before every call, the contenders' calls interleaved,
 median and min of N repetitions after a warm-up.
 
-Anchors:
+Anchors, each made and checked in its own try: one that cannot run is reported
+with why (in the table and under could_not_run in the JSON), the rest go on:
   matmul, bmm, transpose_matmul, lora: cuBLAS through torch in fp32, TF32 off.
   gqa_paged_decode_*, gqa_paged_prefill_causal_* (page size 1): FlashInfer
-    cannot be installed on the GPU machine; PyTorch's scaled_dot_product_attention
-    stands in, over the pages gathered with index_select (the gather is timed),
-    one call per request (decode: FLASH_ATTENTION; prefill: FLASH_ATTENTION with
-    is_causal where a request has as many queries as kv positions, else an
-    explicit bottom-right causal mask with EFFICIENT_ATTENTION, or MATH where
-    that cannot run; which one ran is reported), replayed as a CUDA graph so
-    that Python's launches are not timed (--eager-anchor to time them too).
+    cannot be installed on the GPU machine; two torch anchors stand in, each
+    over the pages gathered in page-table order with index_select (the gather
+    is timed) and each replayed as a CUDA graph so that Python's launches are
+    not timed (--eager-anchor to time them too; where capture fails the calls
+    run eagerly and why is reported):
+    - SDPA: scaled_dot_product_attention, one call per request (decode:
+      FLASH_ATTENTION; prefill: FLASH_ATTENTION with is_causal where a request
+      has as many queries as kv positions, else an explicit bottom-right causal
+      mask with EFFICIENT_ATTENTION, or MATH where that cannot run; which one
+      ran is reported);
+    - FlexAttention: flex_attention over one packed sequence of every request
+      ([1, heads, tokens, dim]), with a block mask built once beforehand
+      (untimed) from kv_indptr (and qo_indptr): a request id per query and per
+      kv position, so that each query sees only its own request's kv
+      positions j <= i + kv_len - q_len (document masking, bottom-right causal
+      for prefill); GQA by enable_gqa=True; compiled once with torch.compile
+      (dynamic=False) and called twice before anything is timed; where the
+      default (flex-decoding) kernel does not compile, as for the decode tasks
+      with torch 2.11, once more with kernel_options FORCE_USE_FLEX_ATTENTION
+      (label "forced"). Its natural-log lse times 1/ln 2 gives the task's
+      base-2 lse; both outputs are checked against an fp32 attention.
+      --no-flex leaves it out.
+  Every anchor's outputs are checked against an fp32 (attention) or fp64
+  (matmul) torch computation; the kernels against the first anchor's outputs
+  where it gives them, else against that computation.
+
+Read floor (gqa_paged_decode_*): bench/read_floor.cu, built with nvcc like the
+kernels and called the same way, reads every page of k and v once in
+page-table order (one warp per stretch of the page table, 16-byte loads, many
+pages in flight), adding up their 32-bit words into one word per lse element;
+the sum of those modulo 2^32 is checked against torch's, so no read can be
+skipped. No decode kernel can take less time: every decode contender is also
+given as its median over the floor's ("x floor").
+
+Yardsticks: every contender's median is also given as a share of the HBM
+bandwidth (%HBM: the task's roofline min_bytes, as task_spec evaluates it,
+over the median, divided by the bandwidth of a 1 GiB device-to-device copy,
+bytes read and written, median of 10, measured once; or --hbm-gbps), and for
+the matmul tasks of the fp32 GEMM peak (%fp32: roofline flops_mm over the
+median, divided by cuBLAS's fp32 8192^3 product through torch, TF32 off,
+median of 5; or --fp32-tflops). Both are in the table and the --json output.
+The two paged decode tasks with one extra kernel each take under a minute on
+an H100/H200 (torch.compile included); --reps and --warmup bound the timing.
 
 --dry-run needs neither torch nor a GPU: it reads the tasks, evaluates the
 shapes, writes the shape headers, builds every kernel with nvcc and prints what
@@ -53,6 +90,7 @@ DEFAULT_ARCH = "sm_90a"  # the engine's arch where there is no device: an H100's
 NVCC_FLAGS = ["-O3", "-std=c++17", "-lineinfo", "-Xcompiler", "-fPIC", "-shared", "-Xptxas", "-v"]
 NVCC_TIMEOUT_S = 600
 MATMUL_KINDS = ("matmul", "bmm", "transpose_matmul", "lora")
+READ_FLOOR_SOURCE = Path(__file__).resolve().parent / "read_floor.cu"  # the paged decode tasks' read floor
 
 
 class BenchError(Exception):
@@ -65,6 +103,7 @@ class BenchError(Exception):
 class Anchor:
     kind: str  # one of MATMUL_KINDS, or paged_decode / paged_prefill
     description: str
+    flex: str = ""  # paged attention: the FlexAttention anchor's description
 
 
 # Each matmul anchor's arguments: name and dimensions (parameter names), all float32.
@@ -131,12 +170,15 @@ def anchor_for(task):
     how = ("one FLASH_ATTENTION call per request" if kind == "paged_decode" else
            "one call per request: FLASH_ATTENTION with is_causal where q_len == kv_len, else a bottom-right "
            "causal mask on EFFICIENT_ATTENTION (MATH where that cannot run)")
-    return Anchor(kind, f"torch SDPA over the pages gathered with index_select (gather timed), {how}")
+    flex = ("torch FlexAttention (torch.compile, compile untimed) over one packed sequence of every request's "
+            "pages gathered with index_select (gather timed), a block mask keeping each query to its own request's "
+            "kv positions" + (" and bottom-right causal" if kind == "paged_prefill" else "") + ", enable_gqa")
+    return Anchor(kind, f"torch SDPA over the pages gathered with index_select (gather timed), {how}", flex)
 
 
 def anchors_text():
     return (", ".join(MATMUL_KINDS) + " (cuBLAS) and the FlashInfer-Bench paged attention tasks "
-            "gqa_paged_decode_* and gqa_paged_prefill_causal_* with page size 1 (torch SDPA)")
+            "gqa_paged_decode_* and gqa_paged_prefill_causal_* with page size 1 (torch SDPA and FlexAttention)")
 
 
 # ---------------------------------------------------------------- builds
@@ -200,6 +242,7 @@ class Job:
     anchor: Anchor
     kernels: list = field(default_factory=list)  # (label, source path)
     builds: list = field(default_factory=list)  # Build, in the order of kernels
+    floor_build: object = None  # Build of read_floor.cu (paged decode tasks), else None
 
 
 def shown(path):
@@ -261,6 +304,9 @@ def build_jobs(jobs, nvcc, arch, build_dir):
         for i, (label, source) in enumerate(job.kernels):
             folder = build_dir / job.task.name / f"{i}-{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}"
             job.builds.append(build_kernel(nvcc, arch, job.task, label, source, folder))
+        if job.anchor.kind == "paged_decode":
+            job.floor_build = build_kernel(nvcc, arch, job.task, "read floor", READ_FLOOR_SOURCE,
+                                           build_dir / job.task.name / "read-floor")
 
 
 def describe_input(t):
@@ -276,10 +322,19 @@ def print_plan(jobs, args, arch):
         print(f"  inputs:  {'; '.join(describe_input(i) for i in t.inputs)}")
         print(f"  outputs: {'; '.join(f'{o.name} {o.dtype} {o.dims}' for o in t.outputs)}")
         print(f"  anchor:  {job.anchor.description}")
+        if job.anchor.flex:
+            print(f"  anchor:  {job.anchor.flex}")
+        if job.floor_build:
+            b = job.floor_build
+            print(f"  floor:   {b.label} ({b.source}) built for {arch} in {b.seconds:.1f} s: {ptxas_summary(b.ptxas)}")
         for b in job.builds:
             print(f"  kernel:  {b.label} ({b.source}) built for {arch} in {b.seconds:.1f} s: {ptxas_summary(b.ptxas)}")
     print(f"would time each anchor and kernel {args.reps} times after {args.warmup} warm-up call(s), CUDA events "
           f"around each call, the L2 flushed before every call, the calls interleaved")
+    print(f"HBM bandwidth: {f'{args.hbm_gbps:g} GB/s (--hbm-gbps)' if args.hbm_gbps else 'measured (1 GiB copy)'}"
+          + ("; fp32 GEMM peak: " + (f"{args.fp32_tflops:g} TFLOP/s (--fp32-tflops)" if args.fp32_tflops else
+                                     "measured (cuBLAS 8192^3)")
+             if any(j.anchor.kind in MATMUL_KINDS for j in jobs) else ""))
 
 
 # ---------------------------------------------------------------- main
@@ -303,9 +358,17 @@ def parse_args(argv):
     p.add_argument("--arch", help=f"nvcc -arch (default: the device's, {DEFAULT_ARCH} for --dry-run)")
     p.add_argument("--eager-anchor", action="store_true",
                    help="time the attention anchors' Python launches too instead of replaying a CUDA graph")
+    p.add_argument("--no-flex", action="store_true",
+                   help="leave out the FlexAttention anchor (and its torch.compile)")
+    p.add_argument("--hbm-gbps", type=float, metavar="GB/S",
+                   help="the HBM bandwidth the %%HBM column divides by (default: measured, a 1 GiB device copy)")
+    p.add_argument("--fp32-tflops", type=float, metavar="TFLOP/S",
+                   help="the fp32 GEMM peak the %%fp32 column divides by (default: measured, cuBLAS 8192^3)")
     args = p.parse_args(argv)
     if args.reps < 1 or args.warmup < 0:
         p.error("--reps must be at least 1 and --warmup at least 0")
+    if (args.hbm_gbps is not None and args.hbm_gbps <= 0) or (args.fp32_tflops is not None and args.fp32_tflops <= 0):
+        p.error("--hbm-gbps and --fp32-tflops must be positive")
     return args
 
 
@@ -339,7 +402,9 @@ def run(args):
             if args.json:
                 write_json(args.json, {"dry_run": True, "arch": arch, "tasks": [
                     {"task": j.task.name, "shape": j.task.shape, "params": j.task.params,
-                     "anchor": j.anchor.description,
+                     "anchor": j.anchor.description, "flex_anchor": j.anchor.flex or None,
+                     "read_floor": ({"source": str(j.floor_build.source), "ptxas": j.floor_build.ptxas}
+                                    if j.floor_build else None),
                      "kernels": [{"label": b.label, "source": str(b.source), "ptxas": b.ptxas} for b in j.builds]}
                     for j in jobs]})
             return 0

@@ -143,6 +143,25 @@ class AnchorTest(unittest.TestCase):
             with self.subTest(task=name):
                 self.check_against_reference(ROOT / "suite" / name, "test")
 
+    def test_flex_anchor_matches_reference_cpp(self):
+        # Eager FlexAttention on the CPU (no torch.compile): the packed sequence, the block mask and the lse in base 2.
+        try:
+            from torch.nn.attention.flex_attention import create_block_mask, flex_attention  # noqa: F401
+        except ImportError:
+            self.skipTest("this torch has no FlexAttention")
+        for name in PAGED:
+            with self.subTest(task=name):
+                task = task_spec.load_task(ROOT / "suite" / name, "test")
+                inputs = gpu.draw_inputs(torch, task, seed=5)
+                flex = gpu.FlexAttentionAnchor(torch, task, inputs, name.startswith("gqa_paged_prefill"),
+                                               use_graph=False, compile=False)
+                flex.call()
+                reference = reference_outputs(task, inputs, self.folder)
+                self.assertEqual(set(flex.outputs()), {"output", "lse"})
+                for out, got in flex.outputs().items():
+                    verdict = gpu.compare(torch, got, reference[out], "fib", task.tolerance)
+                    self.assertTrue(verdict["ok"], f"{name} flex {out}: {verdict}")
+
     def test_prefill_square_and_mixed_requests(self):
         # Requests with as many queries as kv positions take is_causal; the others the mask.
         for name in PAGED[2:]:
@@ -202,7 +221,8 @@ class FlowTest(unittest.TestCase):
                 builds.append(gpu_anchors.Build(label, Path(f"{label}.cu"), folder / "kernel.so", 0.5,
                                                 "ptxas info    : Used 30 registers"))
             job = gpu_anchors.Job(task, gpu_anchors.anchor_for(task), [(b.label, b.source) for b in builds], builds)
-            args = argparse.Namespace(seed=0, reps=4, warmup=1, eager_anchor=False, shape="test")
+            args = argparse.Namespace(seed=0, reps=4, warmup=1, eager_anchor=False, shape="test", hbm_gbps=1000.0,
+                                      fp32_tflops=10.0, no_flex=False)
             cuda = types.SimpleNamespace(
                 Event=Event, synchronize=lambda: None, current_device=lambda: 0,
                 get_device_name=lambda device=0: "test device", get_device_capability=lambda device=0: (9, 0),
@@ -222,6 +242,12 @@ class FlowTest(unittest.TestCase):
             self.assertEqual(len(e["times_us"]), 4)
             self.assertLessEqual(e["min_us"], e["median_us"])
         self.assertAlmostEqual(right["anchor_over_kernel"], entry["anchor"]["median_us"] / right["median_us"])
+        self.assertEqual(document["hbm_gbps"], 1000.0)
+        for e in (entry["anchor"], right):
+            seconds = e["median_us"] * 1e-6
+            self.assertAlmostEqual(e["hbm_pct"], 100 * task.roofline["min_bytes"] / seconds / 1e12)
+            self.assertAlmostEqual(e["fp32_peak_pct"], 100 * task.roofline["flops_mm"] / seconds / 1e13)
+        self.assertEqual((entry["other_anchors"], entry["read_floor"], document["could_not_run"]), ([], None, []))
 
 
 if __name__ == "__main__":
