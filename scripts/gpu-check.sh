@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The cuda target's checks on a GPU machine, in one pass that fits a short
-# lease: calibrate, every baseline evaluated at the bench shape, the project's
-# own decode kernel, the GPU tests, the recorded demo. Run from a bundle made
+# lease: calibrate, the GPU tests (the cheating kernels first), every baseline
+# evaluated at the bench shape, the project's own paged attention kernels,
+# the anchors beside them, the recorded demo. Run from a bundle made
 # here by ../shared/tools/bundle-build.sh (the GPU machine lacks this
 # project's Debian libraries):
 #
 #   scripts/gpu-check.sh BUNDLE.tar.xz OUTDIR [SECONDS]
 #
 # Each step starts only while the time budget (default 400 s) lasts; its
-# output goes to OUTDIR (at most 8 files): gpu.txt, calibrate.txt,
+# output goes to OUTDIR (8 files): gpu.txt, calibrate.txt, gpu_tests.txt,
 # evals.jsonl (one `accelopt eval --json` per line, with the task and kernel
-# added), gpu_tests.txt, demo.txt, summary.txt.
+# added), anchors.txt and anchors.json (bench/gpu_anchors.py), demo.txt,
+# summary.txt.
 set -uo pipefail
 BUNDLE=$1 OUTDIR=$2 BUDGET=${3:-400}
 START=$(date +%s)
@@ -31,13 +33,22 @@ t0=$(date +%s)
 timeout 120 "$R" accelopt calibrate --target cuda > "$OUTDIR/calibrate.txt" 2>&1
 say "calibrate: exit $? in $(($(date +%s) - t0)) s"
 
+# The GPU tests first: the harness's cheating kernels (CudaCheatTest) and
+# the rest, each cheat's verdict and latency against the honest kernel's in
+# the summary.
+t0=$(date +%s)
+(cd "$SRC" && timeout $(( $(left) * 2 / 5 )) /tmp/accelopt-bundle/run.sh accelopt_gpu_tests \
+  --gtest_filter=-CudaGpuTest.EveryBaselineIsOk) > "$OUTDIR/gpu_tests.txt" 2>&1
+say "gpu tests: exit $? in $(($(date +%s) - t0)) s; $(grep -cE '^\[       OK' "$OUTDIR/gpu_tests.txt") ok, $(grep -cE '^\[  FAILED  \] [A-Z]' "$OUTDIR/gpu_tests.txt") failed, $(grep -cE '^\[  SKIPPED \] [A-Z]' "$OUTDIR/gpu_tests.txt") skipped"
+grep -E '^\[ cheat' "$OUTDIR/gpu_tests.txt" | tee -a "$summary"
+
 # Baselines first (the README's table), prefill last: its CPU references are slow.
 evals="$OUTDIR/evals.jsonl"
 : > "$evals"
 tasks=$(cd "$SRC/suite" && ls -d */ | tr -d / | grep -v prefill)
 tasks="$tasks $(cd "$SRC/suite" && ls -d *prefill*/ | tr -d /)"
 run_eval() {  # TASK KERNEL LABEL
-  local limit=$(( $(left) - 120 ))  # leave time for the tests and the demo
+  local limit=$(( $(left) - 150 ))  # leave time for the anchors and the demo
   [ "$limit" -gt 90 ] && limit=90
   if [ "$limit" -lt 15 ]; then say "eval $1 $3: skipped (time)"; return; fi
   local t=$(date +%s) out
@@ -56,14 +67,22 @@ for task in $tasks; do
   [ -f "$SRC/suite/$task/baseline.cu" ] && run_eval "$task" "$SRC/suite/$task/baseline.cu" baseline
   case $task in
     gqa_paged_decode*) run_eval "$task" "$SRC/kernels/cuda/gqa_paged_decode_split.cu" split ;;
+    gqa_paged_prefill*) run_eval "$task" "$SRC/kernels/cuda/gqa_paged_prefill_causal.cu" own ;;
   esac
 done
 
-if [ "$(left)" -gt 60 ]; then
+# The paged-attention anchors beside the project's own kernels.
+if [ "$(left)" -gt 90 ]; then
   t0=$(date +%s)
-  (cd "$SRC" && timeout $(( $(left) - 45 )) /tmp/accelopt-bundle/run.sh accelopt_gpu_tests \
-    --gtest_filter=-CudaGpuTest.EveryBaselineIsOk) > "$OUTDIR/gpu_tests.txt" 2>&1
-  say "gpu tests: exit $? in $(($(date +%s) - t0)) s; $(grep -cE '^\[       OK' "$OUTDIR/gpu_tests.txt") ok, $(grep -cE '^\[  FAILED  \] [A-Z]' "$OUTDIR/gpu_tests.txt") failed, $(grep -cE '^\[  SKIPPED \] [A-Z]' "$OUTDIR/gpu_tests.txt") skipped"
+  (cd "$SRC" && timeout $(( $(left) - 40 )) python3 bench/gpu_anchors.py \
+    gqa_paged_decode_h32_kv4_d128_ps1 gqa_paged_decode_h32_kv8_d128_ps1 \
+    gqa_paged_prefill_causal_h32_kv4_d128_ps1 gqa_paged_prefill_causal_h32_kv8_d128_ps1 \
+    --kernel gqa_paged_decode_h32_kv4_d128_ps1=kernels/cuda/gqa_paged_decode_split.cu \
+    --kernel gqa_paged_decode_h32_kv8_d128_ps1=kernels/cuda/gqa_paged_decode_split.cu \
+    --kernel gqa_paged_prefill_causal_h32_kv4_d128_ps1=kernels/cuda/gqa_paged_prefill_causal.cu \
+    --kernel gqa_paged_prefill_causal_h32_kv8_d128_ps1=kernels/cuda/gqa_paged_prefill_causal.cu \
+    --json "$OUTDIR/anchors.json") > "$OUTDIR/anchors.txt" 2>&1
+  say "anchors: exit $? in $(($(date +%s) - t0)) s"
 fi
 
 if [ "$(left)" -gt 20 ]; then

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "core/json_io.h"
@@ -61,6 +62,25 @@ TEST_F(CudaGpuTest, OwnDecodeKernelIsOkAndBeatsTheBaseline) {
   auto source = ReadFile(testing::SourceDir() + "/kernels/cuda/gqa_paged_decode_split.cu");
   ASSERT_TRUE(source) << source.error().message;
   for (const char* name : {"gqa_paged_decode_h32_kv4_d128_ps1", "gqa_paged_decode_h32_kv8_d128_ps1"}) {
+    auto task = suite::LoadTask(testing::SourceDir() + "/suite/" + name);
+    ASSERT_TRUE(task) << task.error().message;
+    for (const char* shape : {"test", "bench"}) {
+      Profile p = Evaluate(*task, *source, shape);
+      EXPECT_EQ(p.status, Verdict::kOk) << name << " " << shape << ": " << p.message << "\n" << p.run_log;
+    }
+    Profile own = Evaluate(*task, *source);
+    Profile baseline = Evaluate(*task, *target_->Baseline(*task));
+    ASSERT_TRUE(own.latency && baseline.latency) << name;
+    EXPECT_LT(own.latency->median_s, baseline.latency->median_s) << name;
+  }
+}
+
+// The project's own causal paged prefill kernel is ok on both prefill tasks,
+// at both shapes, and faster than their naive baselines.
+TEST_F(CudaGpuTest, OwnPrefillKernelIsOkAndBeatsTheBaseline) {
+  auto source = ReadFile(testing::SourceDir() + "/kernels/cuda/gqa_paged_prefill_causal.cu");
+  ASSERT_TRUE(source) << source.error().message;
+  for (const char* name : {"gqa_paged_prefill_causal_h32_kv4_d128_ps1", "gqa_paged_prefill_causal_h32_kv8_d128_ps1"}) {
     auto task = suite::LoadTask(testing::SourceDir() + "/suite/" + name);
     ASSERT_TRUE(task) << task.error().message;
     for (const char* shape : {"test", "bench"}) {
@@ -203,6 +223,173 @@ TEST_F(CudaGpuTest, AWriteJustPastTheOutputIsCaughtByItsCanary) {
                        "test");
   EXPECT_EQ(p.status, Verdict::kRuntimeError) << p.message;
   EXPECT_NE(p.message.find("past the end of output 'out'"), std::string::npos) << p.message;
+}
+
+// The four kernels that were accepted as ok on an H100 by the harness that
+// ran in the kernel's own process, one per class, each against the same
+// honest work: silu plus 0.5 ms of spinning (so that what a cheat saves is
+// far above the noise of the handshake). Each must be caught or gain nothing.
+const char* kHonestSlowSilu = R"(
+#include <cstdio>
+#include <thread>
+#include <atomic>
+#include <mutex>
+#include <condition_variable>
+#include <chrono>
+__global__ void silu(const float* x, float* out, long n) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = x[i] / (1.0f + expf(-x[i]));
+}
+__global__ void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {}
+}
+static void Work(const float* x, float* out, cudaStream_t s) {
+  spin<<<1, 1, 0, s>>>(1000000LL);
+  silu<<<(M * N + 255) / 256, 256, 0, s>>>(x, out, M * N);
+}
+)";
+
+class CudaCheatTest : public CudaGpuTest {
+ protected:
+  // The honest kernel's latency, once per test.
+  double Honest() {
+    Profile p = Evaluate(Silu(), std::string(kHonestSlowSilu) +
+                                     "extern \"C\" void kernel(const float* x, float* out, cudaStream_t s) { "
+                                     "Work(x, out, s); }\n");
+    EXPECT_EQ(p.status, Verdict::kOk) << p.message << "\n" << p.run_log;
+    return p.latency ? p.latency->median_s : 0;
+  }
+  // Caught, or no faster than 0.8 of the honest kernel.
+  void ExpectCaughtOrNoGain(const std::string& cheat_body) {
+    const double honest = Honest();
+    Profile p = Evaluate(Silu(), std::string(kHonestSlowSilu) + cheat_body);
+    if (p.status == Verdict::kOk) {
+      ASSERT_TRUE(p.latency);
+      EXPECT_GT(p.latency->median_s, 0.8 * honest)
+          << "the cheat gained: " << p.latency->median_s << " s against " << honest << " s\n"
+          << p.conditions;
+    }
+    std::printf("[ cheat    ] %s: %s, %s (honest %s)\n", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                VerdictName(p.status), p.latency ? std::to_string(p.latency->median_s).c_str() : "-",
+                std::to_string(honest).c_str());
+    last_ = p;
+  }
+  Profile last_;
+};
+
+// 1. A host thread of the kernel's own does the work right after kernel()
+// returns (the first calls compute honestly).
+TEST_F(CudaCheatTest, WorkLaunchedByAThreadAfterTheReturnIsTimedOrWrong) {
+  ExpectCaughtOrNoGain(R"(
+static std::mutex m;
+static std::condition_variable cv;
+static const float* px; static float* pout; static int pending = 0;
+static void Later() {
+  cudaStream_t side;
+  cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  for (;;) {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [] { return pending > 0; });
+    pending = 0;
+    lock.unlock();
+    Work(px, pout, side);
+    cudaStreamSynchronize(side);
+  }
+}
+extern "C" void kernel(const float* x, float* out, cudaStream_t s) {
+  static int calls = 0;
+  if (calls++ < 3) { Work(x, out, s); return; }
+  static std::thread* later = new std::thread(Later);
+  (void)later;
+  { std::lock_guard<std::mutex> lock(m); px = x; pout = out; pending = 1; }
+  cv.notify_one();
+}
+)");
+}
+
+// 2. Telling checked calls from timed ones by the time since the last return,
+// and computing only on the calls that look checked.
+TEST_F(CudaCheatTest, TellingCheckedCallsByTheGapGainsNothing) {
+  ExpectCaughtOrNoGain(R"(
+extern "C" void kernel(const float* x, float* out, cudaStream_t s) {
+  using clock = std::chrono::steady_clock;
+  static clock::time_point last;
+  static int calls = 0;
+  static double longest = 0;
+  const double gap = calls ? std::chrono::duration<double>(clock::now() - last).count() : 0;
+  if (calls < 3 || gap > 1.5 * longest) {
+    if (calls >= 1 && calls < 3) longest = gap > longest ? gap : longest;
+    Work(x, out, s);
+    cudaStreamSynchronize(s);
+  }
+  ++calls;
+  last = clock::now();
+}
+)");
+}
+
+// 3. Reading the harness's plan (and its inputs) from the working folder or
+// the one above it, to know which calls are checked; and saying what it finds.
+TEST_F(CudaCheatTest, TheKernelsFolderHoldsNoPlanAndNoInputs) {
+  ExpectCaughtOrNoGain(R"(
+#include <dirent.h>
+#include <unistd.h>
+static bool ListedCheck(int call) {
+  for (const char* path : {"plan.txt", "../plan.txt", "sets.bin", "../sets.bin", "tables.bin", "../tables.bin"}) {
+    FILE* f = fopen(path, "r");
+    if (f) { fprintf(stderr, "cheat: could read %s\n", path); fclose(f); return true; }
+  }
+  return call < 3;
+}
+extern "C" void kernel(const float* x, float* out, cudaStream_t s) {
+  static int calls = 0;
+  if (calls == 0)
+    for (const char* dir : {".", ".."}) {
+      if (DIR* d = opendir(dir)) {
+        while (dirent* e = readdir(d)) fprintf(stderr, "cheat: sees %s/%s\n", dir, e->d_name);
+        closedir(d);
+      }
+    }
+  if (ListedCheck(calls++)) Work(x, out, s);
+}
+)");
+  EXPECT_EQ(last_.run_log.find("cheat: could read"), std::string::npos) << last_.run_log;
+  for (const char* name : {"plan.txt", "sets.bin", "tables.bin", "result.txt", "outputs.bin"})
+    EXPECT_EQ(last_.run_log.find(std::string("/") + name + "\n"), std::string::npos) << name << "\n" << last_.run_log;
+}
+
+// 4. Rewriting what the monitor reports: its result file, or its descriptors
+// through /proc (the monitor's and the engine's), from kernel() and from a
+// destructor; honest otherwise.
+TEST_F(CudaCheatTest, NothingTheMonitorReportsCanBeRewritten) {
+  ExpectCaughtOrNoGain(R"(
+#include <fcntl.h>
+#include <unistd.h>
+#include <cerrno>
+#include <cstring>
+#include <string>
+static void Forge() {
+  std::string paths[] = {"result.txt", "../result.txt", "/proc/" + std::to_string(getppid()) + "/fd/3",
+                         "/proc/" + std::to_string(getppid()) + "/mem"};
+  for (const std::string& p : paths) {
+    const int fd = open(p.c_str(), O_WRONLY | O_APPEND);
+    if (fd < 0) { fprintf(stderr, "cheat: cannot open %s: %s\n", p.c_str(), strerror(errno)); continue; }
+    fprintf(stderr, "cheat: opened %s\n", p.c_str());
+    std::string lines;
+    for (int c = 0; c < 40; ++c) lines += "call " + std::to_string(c) + " 1000\n";
+    (void)!write(fd, lines.data(), lines.size());
+    close(fd);
+  }
+}
+struct OnExit { ~OnExit() { Forge(); } } on_exit;
+extern "C" void kernel(const float* x, float* out, cudaStream_t s) {
+  static int calls = 0;
+  if (calls++ == 10) Forge();
+  Work(x, out, s);
+}
+)");
+  EXPECT_EQ(last_.run_log.find("cheat: opened"), std::string::npos) << last_.run_log;
 }
 
 }  // namespace

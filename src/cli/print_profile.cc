@@ -31,7 +31,9 @@ void PrintProfile(const Profile& p, bool verbose) {
     fmt::print("latency      median {}  min {}  max {}  spread {:.2f}%  ({} calls, {} series{})\n",
                FormatSeconds(p.latency->median_s), FormatSeconds(p.latency->min_s), FormatSeconds(p.latency->max_s),
                100 * p.latency->spread, p.latency->calls, p.latency->series,
-               p.handshake_seconds > 0 ? "; handshake " + FormatSeconds(p.handshake_seconds) + " included" : "");
+               p.handshake_seconds > 0 ? "; handshake " + FormatSeconds(p.handshake_seconds) +
+                                            (p.handshake_subtracted ? " subtracted" : " included")
+                                      : "");
   // What the engine's own monitor measured around the calls (the cpu target); an external evaluator reports none of it.
   const bool monitored = p.handshake_seconds > 0;
   if (monitored && (p.latency || p.outside_cpu_seconds > 0))

@@ -59,6 +59,7 @@ Json Profile::ToJson() const {
             {"wall_seconds", wall_seconds},
             {"kernel_seconds", kernel_seconds},
             {"handshake_seconds", handshake_seconds},
+            {"handshake_subtracted", handshake_subtracted},
             {"outside_cpu_seconds", outside_cpu_seconds},
             {"disturbed_series", disturbed_series},
             {"other_load", other_load},
@@ -200,6 +201,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
     p.wall_seconds = NumberOr(j, "wall_seconds", 0);
     p.kernel_seconds = NumberOr(j, "kernel_seconds", 0);
     p.handshake_seconds = NumberOr(j, "handshake_seconds", 0);
+  p.handshake_subtracted = j.value("handshake_subtracted", false);
     p.outside_cpu_seconds = NumberOr(j, "outside_cpu_seconds", 0);
     p.disturbed_series = j.value("disturbed_series", 0);
     p.other_load = NumberOr(j, "other_load", 0);

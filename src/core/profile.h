@@ -148,6 +148,9 @@ struct Profile {
   /// The monitor's handshake with the kernel's process: the fastest of the
   /// empty calls timed before the kernel was loaded. Every latency includes it.
   double handshake_seconds = 0;
+  /// True where each latency is already less the handshake (the cuda
+  /// target, whose handshake includes a GPU context switch); else included.
+  bool handshake_subtracted = false;
   /// CPU time the kernel's threads used outside its call windows (after a
   /// call returned, before its process stopped), over the whole evaluation.
   double outside_cpu_seconds = 0;

@@ -23,6 +23,13 @@ namespace accelopt::eval {
 inline constexpr uint32_t kMantissaLow20 = 0x000FFFFFu;
 inline constexpr uint32_t kMantissaBf16Low4 = 0x000F0000u;
 
+/// The two halves of the 64-bit key of one (seed, stream): what
+/// perturb_bits::Perturbed takes (the cuda harness gets them per call and input).
+struct PerturbKey {
+  uint32_t lo, hi;
+};
+PerturbKey PerturbKeyOf(uint64_t seed, uint64_t stream);
+
 /// out[i] = base[i] with its mask applied; `stream` tells the inputs of one call
 /// apart. One thread (vectorized), streaming stores. `bits` limits the flipped
 /// bits (0: a copy).

@@ -5,8 +5,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <fmt/core.h>
 
@@ -20,6 +25,7 @@
 #include "eval/draw.h"
 #include "eval/expected.h"
 #include "eval/machine.h"
+#include "eval/perturb.h"
 #include "eval/sandbox.h"
 #include "eval/stats.h"
 #include "targets/cuda/gpu_scoring.h"
@@ -42,14 +48,17 @@ class CudaBuilt : public targets::Built {
   std::unique_ptr<ScratchDir> scratch_;  // holds the library when builds are not cached
 };
 
-// What the harness wrote (harness.cu: RESULT).
+// What the monitor reported (harness.cu: fd 3).
 struct HarnessReport {
-  std::vector<double> seconds;  // per call, in order (written in integer nanoseconds)
-  std::vector<long> inputs_changed;
+  std::vector<long long> ns;    // per call, release to answer, in order
+  std::map<long, long long> late;  // GPU work of a call found running after it answered
+  std::vector<std::pair<long, long long>> stray;  // GPU work running while the kernel's process was stopped
+  std::vector<long> inputs_changed, changed_after, checked;
   std::vector<std::pair<long, long>> canaries;  // (call, output) written past
-  double handshake_seconds = 0;     // the fastest empty call, prepared and timed as a call, calling nothing
-  double empty_launch_seconds = 0;  // the same, launching an empty kernel
-  std::string fail_kind, fail_message, device;
+  long long handshake_ns = 0;     // median empty call: prepared and timed as a call, calling nothing
+  long long empty_launch_ns = 0;  // the same, launching an empty kernel
+  long long probe_ns = 0;         // the monitor's probe after an empty call
+  std::string fail_kind, fail_message, device, plan;
   bool done = false;
 };
 
@@ -61,29 +70,37 @@ HarnessReport ReadReport(const std::string& text) {
     std::istringstream words(line);
     std::string key;
     words >> key;
+    long c = 0;
+    long long ns = 0;
     if (key == "call") {
-      long c = 0;
-      long long ns = 0;
       words >> c >> ns;
-      r.seconds.push_back(static_cast<double>(ns) * 1e-9);
-    } else if (key == "inputs_changed") {
-      long c = 0;
+      r.ns.push_back(ns);
+    } else if (key == "late") {
+      words >> c >> ns;
+      r.late[c] = ns;
+    } else if (key == "stray") {
+      words >> c >> ns;
+      r.stray.emplace_back(c, ns);
+    } else if (key == "inputs_changed" || key == "changed_after" || key == "checked") {
       words >> c;
-      r.inputs_changed.push_back(c);
+      (key == "checked" ? r.checked : key == "changed_after" ? r.changed_after : r.inputs_changed).push_back(c);
     } else if (key == "canary") {
-      long c = 0, o = 0;
+      long o = 0;
       words >> c >> o;
       r.canaries.emplace_back(c, o);
-    } else if (key == "handshake_ns" || key == "empty_launch_ns") {
-      long long ns = 0;
-      words >> ns;
-      (key == "handshake_ns" ? r.handshake_seconds : r.empty_launch_seconds) = static_cast<double>(ns) * 1e-9;
+    } else if (key == "handshake_ns") {
+      words >> r.handshake_ns;
+    } else if (key == "empty_launch_ns") {
+      words >> r.empty_launch_ns;
+    } else if (key == "probe_ns") {
+      words >> r.probe_ns;
     } else if (key == "device") {
       std::getline(words, r.device);
+    } else if (key == "plan") {
+      std::getline(words, r.plan);
     } else if (key == "fail") {
       words >> r.fail_kind;
       if (r.fail_kind == "call") {
-        long c = 0;
         words >> c;
         r.fail_kind += " " + std::to_string(c + 1);
       }
@@ -94,6 +111,33 @@ HarnessReport ReadReport(const std::string& text) {
   }
   return r;
 }
+
+// An anonymous file the monitor writes to (its fd 3 or 4) and the engine
+// reads back: no path in any folder the kernel's process could open.
+class ReportFile {
+ public:
+  explicit ReportFile(const char* name) : fd_(memfd_create(name, MFD_CLOEXEC)) {}
+  ~ReportFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+  ReportFile(const ReportFile&) = delete;
+  ReportFile& operator=(const ReportFile&) = delete;
+  int fd() const { return fd_; }
+  std::string Read() const {
+    std::string text;
+    char buffer[1 << 16];
+    for (off_t at = 0;;) {
+      const ssize_t n = pread(fd_, buffer, sizeof buffer, at);
+      if (n <= 0) break;
+      text.append(buffer, static_cast<size_t>(n));
+      at += n;
+    }
+    return text;
+  }
+
+ private:
+  int fd_;
+};
 
 // What compute-sanitizer's run over `calls` correctness calls leaves in the
 // profile: that it ran, its error summary, and its report when it found any.
@@ -127,13 +171,22 @@ void WriteTensor(std::ostream& out, const suite::BoundTensor& t, const float* va
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-// One set's inputs (every input back to back), each in its element type.
+// One set's inputs but the int32 ones (which every call draws afresh), back
+// to back, each in its element type: a base set of harness.cu.
 void WriteSet(std::ostream& out, const std::vector<suite::BoundTensor>& inputs, const float* values) {
   for (const auto& t : inputs) {
-    WriteTensor(out, t, values);
+    if (t.dtype != suite::DType::kInt32) WriteTensor(out, t, values);
     values += t.elements;
   }
 }
+
+// One call of the harness's plan: its base set, and the seed its inputs are
+// derived with (eval::DeriveInput) when `perturbed`; else the set itself.
+struct PlannedCall {
+  size_t set = 0;
+  bool perturbed = false;
+  uint64_t seed = 0;
+};
 
 class GpuDeviceLayer : public DeviceLayer {
  public:
@@ -143,6 +196,9 @@ class GpuDeviceLayer : public DeviceLayer {
   }
   Result<std::string> Harness(const NvccOptions& options) override { return BuildHarness(options); }
   Result<eval::SandboxOutcome> Run(const eval::SandboxRequest& request) override {
+    // The kernel's process runs as the engine's user: the engine, like the
+    // monitor, is then unreadable and untraceable by it (/proc, ptrace).
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     return eval::RunSandboxed(request);
   }
 };
@@ -259,25 +315,24 @@ class CudaTarget : public targets::Target {
     return std::unique_ptr<targets::Built>(std::move(built));
   }
 
-  // The correctness calls on each drawn set, warm-up calls, then the timed
-  // calls on fresh inputs, `checked_calls` of them (at positions drawn here)
-  // on inputs whose reference outputs are known.
-  std::vector<long> Schedule(size_t seeds, size_t checked) {
-    std::vector<long> calls;
-    for (size_t s = 0; s < seeds; ++s) calls.push_back(static_cast<long>(s));
-    for (int w = 0; w < options_.warmup_calls; ++w) calls.push_back(-1);
-    std::vector<long> timed(std::max<size_t>(options_.timed_calls, checked), -1);
-    for (size_t k = 0; k < checked; ++k) timed[k] = static_cast<long>(seeds + k);
-    std::shuffle(timed.begin(), timed.end(), rng_);
-    calls.insert(calls.end(), timed.begin(), timed.end());
+  // The correctness calls, one on each drawn set as drawn, then warm-up and
+  // timed calls, each on a set drawn here perturbed with a fresh seed (the
+  // monitor chooses which timed calls are checked, after they ran).
+  std::vector<PlannedCall> Schedule(size_t seeds, bool timed) {
+    std::vector<PlannedCall> calls;
+    for (size_t s = 0; s < seeds; ++s) calls.push_back({s, false, 0});
+    if (!timed) return calls;
+    const size_t more = static_cast<size_t>(options_.warmup_calls + std::max(options_.timed_calls, options_.checked_calls));
+    for (size_t k = 0; k < more; ++k) calls.push_back({static_cast<size_t>(rng_() % seeds), true, rng_()});
     return calls;
   }
 
   Result<eval::Expected*> ExpectedFor(const suite::BoundTask& bound, const fs::path& dir) {
     const std::string key = bound.task->name + "/" + bound.shape_name;
     if (expected_ && expected_key_ == key) return expected_.get();
-    expected_ = std::make_unique<eval::Expected>(bound, options_.reference, dir.string(), options_.seeds, 1.0,
-                                                 options_.checked_calls);
+    // No checked inputs drawn ahead: the monitor chooses the checked calls
+    // after they ran, and their reference runs then (Expected::AddSlots).
+    expected_ = std::make_unique<eval::Expected>(bound, options_.reference, dir.string(), options_.seeds, 1.0, 0);
     expected_key_ = key;
     if (!expected_->status()) {
       Error e = expected_->status().error();
@@ -287,49 +342,41 @@ class CudaTarget : public targets::Target {
     return expected_.get();
   }
 
-  // Every slot's inputs back to back, each in its element type: the drawn
-  // sets, then the checked calls' (a set perturbed with the call's seed,
-  // input by input, and its page tables drawn afresh, as the reference's
-  // calls derive them).
-  static Status WriteSlots(const suite::BoundTask& bound, const eval::Expected& expected, const fs::path& path) {
-    const long per_set = eval::ElementsPerSet(bound.inputs);
+  // The base sets: every drawn set but its int32 inputs, back to back.
+  static Status WriteSets(const suite::BoundTask& bound, const eval::Expected& expected, const fs::path& path) {
     std::ofstream out(path, std::ios::binary);
-    std::vector<float> derived(static_cast<size_t>(per_set));
     for (size_t s = 0; s < expected.seeds(); ++s) WriteSet(out, bound.inputs, expected.set(s));
-    for (size_t k = 0; k < expected.checked_count(); ++k) {
-      const float* base = expected.set(expected.checked(k).set);
-      long at = 0;
-      for (size_t i = 0; i < bound.inputs.size(); at += bound.inputs[i].elements, ++i)
-        eval::DeriveInput(bound.inputs[i], base + at, derived.data() + at, 0, bound.inputs[i].elements,
-                          expected.checked(k).seed, i);
-      WriteSet(out, bound.inputs, derived.data());
-    }
     if (!out) return Error{"cannot write the input sets to " + path.string()};
     return Ok{};
   }
 
-  // The fixed inputs (constants, offsets, page ids) of every fresh call, back
-  // to back in call order, each in its element type: drawn here, each call
-  // from a seed of its own, as the harness draws the random ones on the device.
-  Status WriteTables(const suite::BoundTask& bound, const std::vector<long>& calls, const fs::path& path) {
+  // Every call's int32 inputs (offsets, page ids), back to back in call
+  // order: a correctness call's from its set, another's drawn from its seed
+  // as eval::DeriveInput draws them for the reference.
+  static Status WriteTables(const suite::BoundTask& bound, const eval::Expected& expected,
+                            const std::vector<PlannedCall>& calls, const fs::path& path) {
     std::ofstream out(path, std::ios::binary);
     std::vector<float> values;
-    for (long slot : calls) {
-      if (slot >= 0) continue;
-      const uint64_t seed = rng_();
-      for (size_t i = 0; i < bound.inputs.size(); ++i) {
+    for (const PlannedCall& call : calls) {
+      const float* base = expected.set(call.set);
+      for (size_t i = 0; i < bound.inputs.size(); base += bound.inputs[i].elements, ++i) {
         const suite::BoundTensor& t = bound.inputs[i];
-        if (t.dist.random()) continue;
+        if (t.dtype != suite::DType::kInt32) continue;
+        if (!call.perturbed) {
+          WriteTensor(out, t, base);
+          continue;
+        }
         values.resize(static_cast<size_t>(t.elements));
-        eval::DrawInput(t, values.data(), seed, i);
+        eval::DeriveInput(t, base, values.data(), 0, t.elements, call.seed, i);
         WriteTensor(out, t, values.data());
       }
     }
-    if (!out) return Error{"cannot write the fresh calls' fixed inputs to " + path.string()};
+    if (!out) return Error{"cannot write the calls' integer inputs to " + path.string()};
     return Ok{};
   }
 
-  std::string Plan(const suite::BoundTask& bound, const std::vector<long>& calls, size_t slots) {
+  std::string Plan(const suite::BoundTask& bound, const std::vector<PlannedCall>& calls, size_t sets,
+                   size_t returned, size_t timed_from, size_t checks) {
     auto list = [](const std::vector<suite::BoundTensor>& tensors, auto field) {
       std::string text;
       for (const auto& t : tensors) text += " " + std::to_string(field(t));
@@ -337,19 +384,20 @@ class CudaTarget : public targets::Target {
     };
     const auto elements = [](const suite::BoundTensor& t) { return t.elements; };
     const auto type = [](const suite::BoundTensor& t) { return static_cast<int>(t.dtype); };
+    const auto flip = [](const suite::BoundTensor& t) { return eval::PerturbMask(t); };
     std::string plan = "inputs " + std::to_string(bound.inputs.size()) + list(bound.inputs, elements);
-    plan += "\nitypes" + list(bound.inputs, type) + "\ndists";
-    for (const auto& t : bound.inputs)
-      plan += fmt::format(" {} {:.17g} {:.17g}",
-                          !t.dist.random()          ? 2
-                          : t.dist.kind == "normal" ? 1
-                                                    : 0,
-                          t.dist.a, t.dist.b);
+    plan += "\nitypes" + list(bound.inputs, type) + "\nflip" + list(bound.inputs, flip);
     plan += "\noutputs " + std::to_string(bound.outputs.size()) + list(bound.outputs, elements);
     plan += "\notypes" + list(bound.outputs, type);
-    plan += "\nslots " + std::to_string(slots) + " slots.bin\ntables tables.bin\ncalls " + std::to_string(calls.size());
-    for (long c : calls) plan += " " + std::to_string(c);
-    return plan + "\nseed " + std::to_string(rng_() >> 1) + "\nflush_bytes 0\n";
+    plan += "\nsets " + std::to_string(sets) + " sets.bin\ntables tables.bin\ncalls " + std::to_string(calls.size());
+    for (const PlannedCall& call : calls) {
+      plan += fmt::format("\ncall {} {}", call.set, call.perturbed ? 1 : 0);
+      for (size_t i = 0; i < bound.inputs.size(); ++i) {
+        const eval::PerturbKey key = eval::PerturbKeyOf(call.seed, i);
+        plan += fmt::format(" {} {}", key.lo, key.hi);
+      }
+    }
+    return plan + fmt::format("\nreturned {}\ntimed_from {}\nchecks {}\nflush_bytes 0\n", returned, timed_from, checks);
   }
 
   Result<Profile> RunOne(CudaBuilt& built) {
@@ -366,20 +414,19 @@ class CudaTarget : public targets::Target {
     if (options_.keep_work) profile.work_dir = dir.string();
     auto expected = ExpectedFor(bound, dir);
     if (!expected) return expected.error();
-    // Written again for every evaluation, into its own folder: a file shared
-    // by a batch would let one kernel (in whose process the harness runs)
-    // change the inputs of the candidates after it.
-    if (auto s = WriteSlots(bound, **expected, dir / "slots.bin"); !s) return s.error();
 
     if (options_.memcheck) {
       // Correctness calls only, under the sanitizer: its slowdown must not reach the timings.
-      std::vector<long> calls;
-      for (size_t s = 0; s < (*expected)->seeds(); ++s) calls.push_back(static_cast<long>(s));
-      if (auto s = RunHarness(*harness, built, bound, **expected, calls, dir, true, profile); !s) return s.error();
+      if (auto s = RunHarness(*harness, built, bound, **expected, Schedule((*expected)->seeds(), false), dir, true,
+                              profile);
+          !s)
+        return s.error();
       if (profile.status != Verdict::kOk) return profile;
     }
-    const std::vector<long> calls = Schedule((*expected)->seeds(), (*expected)->checked_count());
-    if (auto s = RunHarness(*harness, built, bound, **expected, calls, dir, false, profile); !s) return s.error();
+    if (auto s = RunHarness(*harness, built, bound, **expected, Schedule((*expected)->seeds(), true), dir, false,
+                            profile);
+        !s)
+      return s.error();
     profile.wall_seconds = NowSeconds() - started;
     return profile;
   }
@@ -387,35 +434,44 @@ class CudaTarget : public targets::Target {
   // Runs the harness on `calls` and fills the verdict, the errors and (when
   // not under the sanitizer) the latency and score.
   Status RunHarness(const std::string& harness, const CudaBuilt& built, const suite::BoundTask& bound,
-                    const eval::Expected& expected, const std::vector<long>& calls, const fs::path& dir, bool memcheck,
-                    Profile& profile) {
-    if (auto s =
-            WriteFile((dir / "plan.txt").string(), Plan(bound, calls, expected.seeds() + expected.checked_count()));
+                    eval::Expected& expected, const std::vector<PlannedCall>& calls, const fs::path& dir,
+                    bool memcheck, Profile& profile) {
+    const size_t returned = expected.seeds();
+    const size_t timed_from = std::min(calls.size(), returned + static_cast<size_t>(options_.warmup_calls));
+    const size_t checks =
+        std::min(static_cast<size_t>(std::max(options_.checked_calls, 0)), calls.size() - timed_from);
+    // Written again for every run, into the evaluation's own folder; the
+    // monitor reads and deletes them before the kernel's process starts.
+    if (auto s = WriteFile((dir / "plan.txt").string(),
+                           Plan(bound, calls, expected.seeds(), returned, timed_from, checks));
         !s)
       return s;
-    if (auto s = WriteTables(bound, calls, dir / "tables.bin"); !s) return s;
+    if (auto s = WriteSets(bound, expected, dir / "sets.bin"); !s) return s;
+    if (auto s = WriteTables(bound, expected, calls, dir / "tables.bin"); !s) return s;
+    ReportFile results("accelopt-cuda-results"), outputs("accelopt-cuda-outputs");
+    if (results.fd() < 0 || outputs.fd() < 0) return Error{std::string("memfd_create failed: ") + strerror(errno)};
     eval::SandboxRequest request;
     request.workdir = dir.string();
+    request.inherit_fds = {results.fd(), outputs.fd()};
     if (memcheck) {
       const std::string sanitizer = fs::path(options_.nvcc.nvcc.empty() ? FindNvcc() : options_.nvcc.nvcc)
                                         .replace_filename("compute-sanitizer")
                                         .string();
       request.argv = {sanitizer, "--tool", "memcheck", "--error-exitcode", "3", "--print-limit", "20"};
     }
-    for (const std::string& a :
-         {harness, built.library_, std::string("plan.txt"), std::string("result.txt"), std::string("outputs.bin")})
-      request.argv.push_back(a);
+    for (const std::string& a : {harness, built.library_, std::string("plan.txt")}) request.argv.push_back(a);
     request.limits.wall_seconds = options_.wall_seconds;
     request.limits.address_space_bytes = 0;  // the CUDA driver reserves far more address space than it uses
     auto run = options_.device_layer->Run(request);
     if (!run) return run.error();
-    auto written = ReadFile((dir / "result.txt").string());
-    const HarnessReport report = ReadReport(written ? *written : "");
+    const HarnessReport report = ReadReport(results.Read());
     profile.run_log = eval::TruncateLog(
         (run->out.empty() ? "" : "--- stdout\n" + run->out) + (run->err.empty() ? "" : "--- stderr\n" + run->err),
         32 << 10);
     profile.phase = memcheck ? "compute-sanitizer memcheck" : "";
-    if (report.fail_kind == "setup") return Error{"the cuda harness failed:" + report.fail_message};
+    if (report.fail_kind == "setup")
+      return Error{"the cuda harness failed:" + report.fail_message +
+                   (report.plan.empty() ? "" : " (after reading its plan:" + report.plan + ")")};
     auto verdict = [&](Verdict v, const std::string& why) {
       profile.status = v;
       profile.message = why;
@@ -424,7 +480,7 @@ class CudaTarget : public targets::Target {
     if (run->timed_out)
       return verdict(Verdict::kTimeout, fmt::format("the kernel's process did not finish within {} s "
                                                     "({} calls done)",
-                                                    options_.wall_seconds, report.seconds.size()));
+                                                    options_.wall_seconds, report.ns.size()));
     if (memcheck) profile.sanitizer = SanitizerEvidence(*run, calls.size());
     if (!report.canaries.empty()) {
       const auto [call, output] = report.canaries.front();
@@ -443,28 +499,52 @@ class CudaTarget : public targets::Target {
     if (!report.inputs_changed.empty())
       return verdict(Verdict::kWrongAnswer,
                      fmt::format("the kernel wrote into its inputs (call {})", report.inputs_changed.front() + 1));
-    if (auto s = Compare(bound, expected, calls, dir, profile); !s || profile.status != Verdict::kOk) return s;
+    if (!report.changed_after.empty())
+      return verdict(Verdict::kRuntimeError,
+                     fmt::format("the kernel's GPU work changed its outputs after its call had returned and they "
+                                 "had been taken (call {})",
+                                 report.changed_after.front() + 1));
+    if (!report.stray.empty())
+      return verdict(Verdict::kRuntimeError,
+                     fmt::format("GPU work was running while the kernel's process was stopped between calls (the "
+                                 "monitor's probe before call {} waited {} longer than on an idle GPU): work the "
+                                 "kernel left running, or another process's on this GPU",
+                                 report.stray.front().first + 1,
+                                 FormatSeconds(static_cast<double>(report.stray.front().second) * 1e-9)));
+    if (auto s = Compare(bound, expected, calls, returned, report.checked, outputs, profile);
+        !s || profile.status != Verdict::kOk)
+      return s;
     if (memcheck) return Ok{};
 
-    const size_t first_timed = expected.seeds() + options_.warmup_calls;
-    std::vector<double> samples(report.seconds.begin() + std::min(first_timed, report.seconds.size()),
-                                report.seconds.end());
+    // Each timed call less the handshake (what a call that calls nothing
+    // takes: the release, the context switch back to the kernel's process,
+    // the answer), plus GPU work the probe found still running after it.
+    std::vector<double> samples;
+    long late_calls = 0;
+    for (size_t c = timed_from; c < report.ns.size(); ++c) {
+      const auto late = report.late.find(static_cast<long>(c));
+      late_calls += late != report.late.end();
+      const long long ns = report.ns[c] - report.handshake_ns + (late != report.late.end() ? late->second : 0);
+      samples.push_back(static_cast<double>(std::max(ns, 1LL)) * 1e-9);
+    }
     profile.latency = eval::Summarize(samples);
-    // What every call includes whatever it launches: an empty call, prepared
-    // and timed as a call (an empty launch costs more, and only a kernel that
-    // launches something pays it).
-    profile.handshake_seconds = report.handshake_seconds;
-    for (double s : report.seconds) profile.kernel_seconds += s;
-    profile.checked_calls = static_cast<int>(expected.checked_count());
+    profile.handshake_seconds = static_cast<double>(report.handshake_ns) * 1e-9;
+    profile.handshake_subtracted = true;
+    for (long long ns : report.ns) profile.kernel_seconds += static_cast<double>(ns) * 1e-9;
+    profile.checked_calls = static_cast<int>(report.checked.size());
     profile.conditions = fmt::format(
-        "each call on fresh inputs written on the device, outputs poisoned with NaN, the L2 flushed by a write "
-        "of twice its size, timed on the host clock around the call and a device-wide synchronization (every "
-        "stream), in nanoseconds; every latency includes the handshake, the time of a call that calls nothing "
-        "({}: the fastest of 5, each prepared and timed as a call), and a kernel that launches pays a launch "
-        "too (a call that launches an empty kernel: {})",
-        FormatSeconds(report.handshake_seconds), FormatSeconds(report.empty_launch_seconds));
-    profile.message =
-        fmt::format("correct on {} seeds and {} checked timed calls", expected.seeds(), profile.checked_calls);
+        "the kernel in a process of its own, stopped between calls; each call on fresh inputs written on the "
+        "device by the monitor (its own GPU context), outputs poisoned with NaN, the L2 flushed by a write of "
+        "twice its size; timed on the monitor's clock from releasing the kernel's process to its answer after "
+        "a device-wide synchronization (every stream), in nanoseconds, less the handshake ({}: the median of "
+        "9 calls that call nothing, each prepared and timed as a call, mostly the GPU's switch back to the "
+        "kernel's context); GPU work still running after the answer is added ({} of {} calls; the monitor's "
+        "probe takes {} on an idle GPU); a call that launches an empty kernel takes {} before the subtraction",
+        FormatSeconds(profile.handshake_seconds), late_calls, samples.size(),
+        FormatSeconds(static_cast<double>(report.probe_ns) * 1e-9),
+        FormatSeconds(static_cast<double>(report.empty_launch_ns) * 1e-9));
+    profile.message = fmt::format("correct on {} seeds and {} checked timed calls (chosen after they ran)",
+                                  expected.seeds(), profile.checked_calls);
     if (!profile.sanitizer.empty()) profile.message += "; " + profile.sanitizer;
     if (measuring_again_) return Ok{};  // for ScoreOnGpu below, which scores the slower of the two
     if (!options_.hardware) {
@@ -473,8 +553,7 @@ class CudaTarget : public targets::Target {
     }
     auto measure_again = [&](Profile& again) {
       measuring_again_ = true;
-      Status s = RunHarness(harness, built, bound, expected, Schedule(expected.seeds(), expected.checked_count()), dir,
-                            false, again);
+      Status s = RunHarness(harness, built, bound, expected, Schedule(expected.seeds(), true), dir, false, again);
       measuring_again_ = false;
       return s;
     };
@@ -482,29 +561,44 @@ class CudaTarget : public targets::Target {
                       options_.on_beyond_calibration);
   }
 
-  // Compares each slot call's outputs (outputs.bin, in call order) with the reference's.
-  Status Compare(const suite::BoundTask& bound, const eval::Expected& expected, const std::vector<long>& calls,
-                 const fs::path& dir, Profile& profile) {
+  // Compares the returned calls' outputs (the correctness calls, on the sets
+  // as drawn) and the checked calls' (on their derived inputs, whose
+  // reference runs now) with the reference's.
+  Status Compare(const suite::BoundTask& bound, eval::Expected& expected, const std::vector<PlannedCall>& calls,
+                 size_t returned, const std::vector<long>& checked, const ReportFile& outputs, Profile& profile) {
     const size_t per_set = static_cast<size_t>(eval::ElementsPerSet(bound.outputs));
-    std::ifstream in(dir / "outputs.bin", std::ios::binary);
+    const std::string bytes = outputs.Read();
+    const size_t expected_bytes = (returned + checked.size()) * per_set * sizeof(float);
+    if (bytes.size() != expected_bytes)
+      return Error{fmt::format("the cuda harness returned {} bytes of outputs where {} were due", bytes.size(),
+                               expected_bytes)};
+    std::vector<eval::CheckedInputs> derived;
+    for (long c : checked) {
+      if (c < 0 || static_cast<size_t>(c) >= calls.size() || !calls[static_cast<size_t>(c)].perturbed)
+        return Error{fmt::format("the cuda harness checked call {}, which is not a timed call", c + 1)};
+      derived.push_back({calls[static_cast<size_t>(c)].set, calls[static_cast<size_t>(c)].seed});
+    }
+    size_t first_checked_slot = 0;
+    if (!derived.empty()) {
+      auto added = expected.AddSlots(bound, derived);
+      if (!added) return added.error();
+      first_checked_slot = *added;
+    }
     std::vector<float> out(per_set);
     ErrorStats worst;
-    bool first = true;
-    for (size_t c = 0; c < calls.size(); ++c) {
-      if (calls[c] < 0) continue;
-      const size_t slot = static_cast<size_t>(calls[c]);
-      if (!in.read(reinterpret_cast<char*>(out.data()), per_set * sizeof(float)))
-        return Error{"the cuda harness wrote too few outputs in " + (dir / "outputs.bin").string()};
-      const std::string label =
-          slot < expected.seeds() ? fmt::format("seed {}", slot + 1) : fmt::format("timed call {}", c + 1);
+    for (size_t k = 0; k < returned + checked.size(); ++k) {
+      std::memcpy(out.data(), bytes.data() + k * per_set * sizeof(float), per_set * sizeof(float));
+      const bool seed = k < returned;
+      const size_t slot = seed ? k : first_checked_slot + (k - returned);
+      const std::string label = seed ? fmt::format("seed {}", k + 1)
+                                     : fmt::format("timed call {}", checked[k - returned] + 1);
       std::string why;
       const ErrorStats e = expected.Judge(bound, slot, out.data(), label, profile.tolerance, why);
       if (profile.status == Verdict::kOk && !why.empty()) {
         profile.status = Verdict::kWrongAnswer;
         profile.message = why;
       }
-      worst = first ? e : eval::Worst(worst, e);
-      first = false;
+      worst = k == 0 ? e : eval::Worst(worst, e);
     }
     profile.errors = worst;
     return Ok{};

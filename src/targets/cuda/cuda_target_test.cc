@@ -18,8 +18,11 @@
 #include <mutex>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "core/json_io.h"
 #include "core/paths.h"
+#include "eval/perturb_bits.h"
 #include "suite/task.h"
 #include "targets/registry.h"
 #include "testing/scoped_env.h"
@@ -156,16 +159,20 @@ TEST(CudaRegistration, ListedWithWhyItCannotRunHere) {
 }
 
 // A device layer that needs neither nvcc nor a GPU. It "builds" a candidate
-// by keeping its source, and "runs" the harness by reading the plan and the
-// input slots the target wrote and writing what harness.cu writes, with
-// silu's outputs computed on the CPU (or wrong ones, or past an output).
+// by keeping its source, and "runs" the harness as its monitor would: it
+// reads the plan, the base sets and the tables the target wrote, derives each
+// call's inputs with perturb_bits as the device does, and reports on the two
+// descriptors it is given what harness.cu reports, with silu's outputs
+// computed on the CPU (or wrong ones, or past an output, or changed late).
 class CpuDeviceLayer : public DeviceLayer {
  public:
-  enum class Behaviour { kRight, kWrong, kOverflow };
+  enum class Behaviour { kRight, kWrong, kWrongWhenChecked, kOverflow, kChangedAfter, kLate, kStray };
   Behaviour behaviour = Behaviour::kRight;
   int sanitizer_errors = 0;  // what compute-sanitizer "finds", when the run is under it
   std::function<void()> on_run;  // called as each run starts
   std::vector<eval::SandboxRequest> runs;
+  std::vector<std::string> plans;  // each run's plan, as it read it
+  bool inputs_left = false;        // a plan, set or table was left where the kernel could read it
 
   Result<NvccOutcome> Compile(const std::string& source, const std::string&, const NvccOptions&,
                               const std::string& scratch_dir) override {
@@ -184,47 +191,72 @@ class CpuDeviceLayer : public DeviceLayer {
     if (on_run) on_run();
     runs.push_back(request);
     const fs::path dir = request.workdir;
-    const size_t n = request.argv.size();
-    std::ifstream plan(dir / request.argv[n - 3]);
-    std::string key, slots_file;
-    long slots = 0, elements = 0;
-    std::vector<long> calls;
+    auto text = ReadFile((dir / request.argv.back()).string());
+    if (!text) return text.error();
+    plans.push_back(*text);
+    std::istringstream plan(*text);
+    std::string key;
+    long elements = 0, sets = 0, returned = 0, timed_from = 0, checks = 0;
+    uint32_t flip = 0;
+    struct Call {
+      long set = 0;
+      int perturbed = 0;
+      uint32_t lo = 0, hi = 0;
+    };
+    std::vector<Call> calls;
     while (plan >> key) {
       if (key == "inputs" || key == "outputs") {
         long count = 0;
-        plan >> count;
-        for (long i = 0; i < count; ++i) plan >> elements;  // silu: one input, one output, as large
-      } else if (key == "slots") {
-        plan >> slots >> slots_file;
-      } else if (key == "calls") {
-        long count = 0;
-        plan >> count;
-        calls.resize(static_cast<size_t>(count));
-        for (long& c : calls) plan >> c;
+        plan >> count >> elements;  // silu: one input, one output, as large
+      } else if (key == "flip") {
+        plan >> flip;
+      } else if (key == "sets") {
+        std::string file;
+        plan >> sets >> file;
+      } else if (key == "call") {
+        Call c;
+        plan >> c.set >> c.perturbed >> c.lo >> c.hi;
+        calls.push_back(c);
+      } else if (key == "returned" || key == "timed_from" || key == "checks") {
+        plan >> (key == "returned" ? returned : key == "timed_from" ? timed_from : checks);
       } else {
         std::string rest;
         std::getline(plan, rest);
       }
     }
-    std::vector<float> inputs(static_cast<size_t>(slots * elements));
-    std::ifstream(dir / slots_file, std::ios::binary)
-        .read(reinterpret_cast<char*>(inputs.data()), static_cast<std::streamsize>(inputs.size() * sizeof(float)));
-    std::ofstream result(dir / request.argv[n - 2]);
-    std::ofstream outputs(dir / request.argv[n - 1], std::ios::binary);
-    result << "device Fake GPU sm_90 52428800\nhandshake_ns 3000\nempty_launch_ns 9000\n";
+    std::vector<float> base(static_cast<size_t>(sets * elements));
+    std::ifstream(dir / "sets.bin", std::ios::binary)
+        .read(reinterpret_cast<char*>(base.data()), static_cast<std::streamsize>(base.size() * sizeof(float)));
+    // The monitor deletes what it read before the kernel's process starts.
+    for (const char* f : {"sets.bin", "tables.bin"}) fs::remove(dir / f);
+    fs::remove(dir / request.argv.back());
+    std::string result = "device Fake GPU sm_90 52428800\nhandshake_ns 3000\nempty_launch_ns 9000\nprobe_ns 4000\n";
+    std::vector<float> kept;
+    const long last_checks_from = static_cast<long>(calls.size()) - checks;
     for (size_t c = 0; c < calls.size(); ++c) {
-      result << "call " << c << " " << 20000 + 7 * static_cast<long>(c) << "\n";  // ns
-      if (behaviour == Behaviour::kOverflow && c == 1) result << "canary " << c << " 0\n";
-      if (calls[c] < 0) continue;
-      std::vector<float> out(static_cast<size_t>(elements));
+      if (behaviour == Behaviour::kStray && c == 4) result += "stray 4 900000\n";
+      result += "call " + std::to_string(c) + " " + std::to_string(23000 + 7 * static_cast<long>(c)) + "\n";  // ns
+      if (behaviour == Behaviour::kLate && static_cast<long>(c) >= timed_from) result += "late " + std::to_string(c) + " 1000000\n";
+      if (behaviour == Behaviour::kOverflow && c == 1) result += "canary " + std::to_string(c) + " 0\n";
+      if (behaviour == Behaviour::kChangedAfter && c == 5) result += "changed_after 5\n";
+      const bool checked = static_cast<long>(c) >= std::max(timed_from, last_checks_from);
+      if (checked) result += "checked " + std::to_string(c) + "\n";
+      if (static_cast<long>(c) >= returned && !checked) continue;
       for (long i = 0; i < elements; ++i) {
-        const float x = inputs[static_cast<size_t>(calls[c] * elements + i)];
-        out[static_cast<size_t>(i)] = behaviour == Behaviour::kWrong ? x : x / (1.0f + std::exp(-x));
+        uint32_t bits = 0;
+        std::memcpy(&bits, &base[static_cast<size_t>(calls[c].set * elements + i)], 4);
+        bits = perturb_bits::Perturbed(bits, i, calls[c].lo, calls[c].hi, calls[c].perturbed ? flip : 0u);
+        float x = 0;
+        std::memcpy(&x, &bits, 4);
+        const bool wrong = behaviour == Behaviour::kWrong || (behaviour == Behaviour::kWrongWhenChecked && checked);
+        kept.push_back(wrong ? x : x / (1.0f + std::exp(-x)));
       }
-      outputs.write(reinterpret_cast<const char*>(out.data()),
-                    static_cast<std::streamsize>(out.size() * sizeof(float)));
     }
-    result << "done\n";
+    result += "done\n";
+    if (::write(request.inherit_fds.at(0), result.data(), result.size()) != static_cast<ssize_t>(result.size()) ||
+        ::write(request.inherit_fds.at(1), kept.data(), kept.size() * sizeof(float)) !=
+            static_cast<ssize_t>(kept.size() * sizeof(float)))
+      return Error{"cannot write the fake harness's report"};
     eval::SandboxOutcome outcome;
     outcome.exit_code = 0;
     if (request.argv.front().ends_with("compute-sanitizer")) {
@@ -235,6 +267,42 @@ class CpuDeviceLayer : public DeviceLayer {
     return outcome;
   }
 };
+
+// The real harness, built with nvcc, on a machine without a GPU: it reads the
+// plan, the base sets and the tables the engine wrote for a float32 task and
+// for one with bf16 and int32 inputs, finds their sizes as the plan says,
+// deletes them before anything else could run, and only then fails, at the
+// device. Skipped where nvcc is missing, or where a GPU would run it all.
+TEST(CudaHarnessWithoutGpu, ReadsTheEnginesPlanAndInputsUpToTheDevice) {
+  if (FindNvcc().empty()) GTEST_SKIP() << "nvcc is not here";
+  if (FindDevice()) GTEST_SKIP() << "a GPU is here: the GPU tests run the harness to its end";
+  testing::TempDir home;
+  testing::ScopedEnv lock_dir("ACCELOPT_LOCK_DIR", home.path());
+  targets::TargetSettings settings;
+  settings.cache_dir = home.path() + "/cache";
+  settings.data_dir = home.path() + "/data";
+  auto options = OptionsFor(settings, Device{"Fake GPU", 9, 0, 50 << 20});
+  ASSERT_TRUE(options) << options.error().message;
+  options->keep_work = true;
+  options->work_dir = home.path() + "/work";
+  auto target = MakeCudaTarget(*options);
+  for (const char* name : {"silu", "gqa_paged_decode_h32_kv4_d128_ps1"}) {
+    auto task = suite::LoadTask(std::string(ACCELOPT_SOURCE_DIR) + "/suite/" + name);
+    ASSERT_TRUE(task) << task.error().message;
+    auto baseline = target->Baseline(*task);
+    ASSERT_TRUE(baseline) << baseline.error().message;
+    targets::EvalRequest request{&*task, "test", {*baseline, "baseline", {}}};
+    auto results = target->Evaluate(std::span(&request, 1));
+    ASSERT_FALSE(results.front()) << name << ": ran without a GPU";
+    const std::string& why = results.front().error().message;
+    EXPECT_NE(why.find("the cuda harness failed:"), std::string::npos) << why;
+    EXPECT_NE(why.find("after reading its plan: 35 calls, 3 sets of"), std::string::npos) << why;
+    EXPECT_EQ(why.find("cannot read"), std::string::npos) << why;
+    for (const auto& entry : fs::recursive_directory_iterator(options->work_dir))
+      for (const char* left : {"plan.txt", "sets.bin", "tables.bin"})
+        EXPECT_NE(entry.path().filename(), left) << entry.path();
+  }
+}
 
 class CudaWithoutGpuTest : public ::testing::Test {
  protected:
@@ -284,11 +352,76 @@ TEST_F(CudaWithoutGpuTest, RightOutputsAreOkWithTheirLatency) {
   ASSERT_TRUE(p.errors);
   EXPECT_EQ(p.checked_calls, options_.checked_calls);
   ASSERT_TRUE(p.latency);
-  // Calls of 20000 + 7c ns: nanoseconds survive, not rounded to microseconds.
+  // Calls of 23000 + 7c ns less the handshake's 3000: nanoseconds survive,
+  // not rounded to microseconds.
   EXPECT_GT(p.latency->median_s, 20.0e-6);
+  EXPECT_LT(p.latency->median_s, 21.0e-6);
+  EXPECT_TRUE(p.handshake_subtracted);
   EXPECT_NE(std::fmod(p.latency->median_s * 1e9, 1000.0), 0.0) << p.latency->median_s;
   EXPECT_DOUBLE_EQ(p.handshake_seconds, 3e-6);
   EXPECT_NE(p.message.find("not scored"), std::string::npos) << p.message;
+}
+
+// What the kernel's process could read tells it nothing: the harness gets
+// only the library and the plan's name (its reports go to two anonymous
+// files, no path), and the plan names no checked call: the monitor draws
+// them after they ran, every timed call derived alike from a set and a key.
+TEST_F(CudaWithoutGpuTest, ThePlanNamesNoCheckedCallAndTheReportsHaveNoPath) {
+  Profile p = Evaluate();
+  ASSERT_EQ(p.status, Verdict::kOk) << p.message;
+  const eval::SandboxRequest& run = layer_->runs.front();
+  ASSERT_EQ(run.argv.size(), 3u);
+  EXPECT_EQ(run.argv[2], "plan.txt");
+  EXPECT_EQ(run.inherit_fds.size(), 2u);
+  const std::string& plan = layer_->plans.front();
+  EXPECT_NE(plan.find("\nchecks 3\n"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("checked"), std::string::npos) << plan;
+  long perturbed = 0, plain = 0;
+  std::istringstream in(plan);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string key;
+    int set = 0, is_perturbed = 0;
+    if (words >> key >> set >> is_perturbed && key == "call") (is_perturbed ? perturbed : plain) += 1;
+  }
+  EXPECT_EQ(plain, options_.seeds);
+  EXPECT_EQ(perturbed, options_.warmup_calls + options_.timed_calls);
+}
+
+// Outputs right on the correctness calls and wrong on the timed calls the
+// monitor chose to check: their reference runs afterwards, on the inputs the
+// device derived, and finds it.
+TEST_F(CudaWithoutGpuTest, AKernelWrongOnlyWhenCheckedIsAWrongAnswer) {
+  layer_->behaviour = CpuDeviceLayer::Behaviour::kWrongWhenChecked;
+  Profile p = Evaluate();
+  EXPECT_EQ(p.status, Verdict::kWrongAnswer) << p.message;
+  EXPECT_NE(p.message.find("timed call"), std::string::npos) << p.message;
+}
+
+// GPU work the monitor's probe found still running after a call answered is
+// the call's: added to its time.
+TEST_F(CudaWithoutGpuTest, LateWorkIsAddedToTheCallsTime) {
+  layer_->behaviour = CpuDeviceLayer::Behaviour::kLate;
+  Profile p = Evaluate();
+  ASSERT_EQ(p.status, Verdict::kOk) << p.message;
+  ASSERT_TRUE(p.latency);
+  EXPECT_GT(p.latency->median_s, 1.0e-3);
+  EXPECT_NE(p.conditions.find("added (30 of 30 calls"), std::string::npos) << p.conditions;
+}
+
+// Outputs that changed after the monitor took them, and GPU work running
+// while the kernel's process was stopped, are runtime errors that say so.
+TEST_F(CudaWithoutGpuTest, WorkAfterTheCallOrBetweenCallsIsARuntimeError) {
+  layer_->behaviour = CpuDeviceLayer::Behaviour::kChangedAfter;
+  Profile changed = Evaluate();
+  EXPECT_EQ(changed.status, Verdict::kRuntimeError);
+  EXPECT_NE(changed.message.find("changed its outputs after its call had returned"), std::string::npos)
+      << changed.message;
+  layer_->behaviour = CpuDeviceLayer::Behaviour::kStray;
+  Profile stray = Evaluate();
+  EXPECT_EQ(stray.status, Verdict::kRuntimeError);
+  EXPECT_NE(stray.message.find("while the kernel's process was stopped between calls"), std::string::npos)
+      << stray.message;
 }
 
 TEST_F(CudaWithoutGpuTest, WrongOutputsAreAWrongAnswer) {

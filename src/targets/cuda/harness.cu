@@ -1,63 +1,97 @@
-// accelopt-cuda-harness: runs one candidate kernel (a shared library built by
-// the cuda target) in its own process, call by call as a plan says, and
-// writes what it saw. The engine builds it with nvcc at first use (its source
-// is compiled into the engine) and judges what it writes; nothing here decides
-// a verdict.
+// accelopt-cuda-harness: measures one candidate kernel (a shared library
+// built by the cuda target) in two processes. The engine builds it with nvcc
+// at first use (its source is compiled into the engine) and judges what the
+// monitor reports; nothing the kernel's process holds decides a verdict.
 //
-//   accelopt-cuda-harness KERNEL.so PLAN RESULT OUTPUTS
+//   accelopt-cuda-harness KERNEL.so PLAN        the monitor; reports on fd 3, outputs on fd 4
+//   accelopt-cuda-harness --runner KERNEL.so    the kernel's process, started by the monitor
 //
-// PLAN (text, one item per line):
+// The monitor reads the plan and the input files it names, deletes them,
+// allocates every argument on the GPU in its own context and starts the
+// runner, which maps the arguments through CUDA IPC; then the monitor makes
+// itself undumpable (no process of its user can read or trace it) and the
+// runner, holding no privilege any more, loads the kernel and
+// then does one thing when told: call it once. The runner holds no plan, no
+// clock, no inputs but the call's own, and no file it reports through; it is
+// stopped (SIGSTOP, all its threads) from the moment a call returns until the
+// next begins. Its working folder is empty; as root it runs with no
+// capabilities, so it cannot trace the monitor or the engine either.
+//
+// Every call, correctness, warm-up or timed, is prepared alike while the
+// runner is stopped: each input written on the device from a base set kept in
+// the monitor's memory (float inputs through eval/perturb_bits.h with the
+// call's key and flippable bits, which the engine's reference applies alike;
+// integer inputs copied from the call's row of TABLES), a private copy of them
+// kept, every output poisoned (all bits set), the canary after each output
+// filled, persisting L2 lines reset, the L2 flushed by writing a buffer twice
+// its size, and a probe on the monitor's stream that finds the GPU idle. The
+// call is timed on the monitor's clock from releasing the runner to its
+// answer, after the runner called the kernel and synchronized the device; the
+// runner then stops, and the monitor's own probe measures any GPU work of
+// the call still running (it queues behind it), which is added to the call's
+// time. The outputs are then copied to the monitor's memory, the inputs and
+// canaries checked, and the outputs read again: work that changed them after
+// they were taken is reported. Which timed calls are checked against the
+// reference is drawn by the monitor after each call ran (exactly CHECKS of
+// them), from its own entropy; every call's outputs are copied to the host
+// alike, so the time between calls tells nothing.
+//
+// PLAN (text):
 //   inputs N n_0 ... n_{N-1}        elements of each input
 //   itypes t_0 ... t_{N-1}          element types: 0 float32, 1 bf16, 2 int32
-//   dists kind_0 a_0 b_0 ...        per input: 1 normal(a mean, b std), 0 uniform[a, b),
-//                                   2 fixed (constants and integers: from TABLES on a fresh call)
-//   outputs N n_0 ... n_{N-1}
-//   otypes t_0 ... t_{N-1}
-//   slots S FILE                    S input sets, every input back to back in its element type
-//   tables FILE                     per fresh call, in order, its fixed inputs back to back, likewise
-//   calls C k_0 ... k_{C-1}         per call: a slot (its outputs are written to
-//                                   OUTPUTS, in call order, as float32), or -1: fresh inputs
-//   seed X                          for the fresh inputs
+//   flip f_0 ... f_{N-1}            the bits a perturbed call may flip in each input's float32 bits
+//   outputs N n_0 ... / otypes ...
+//   sets S FILE                     S base sets: every non-int32 input back to back, in its element type
+//   tables FILE                     per call, in order, its int32 inputs back to back
+//   calls C                         then C lines, one per call:
+//   call SET PERTURBED lo_0 hi_0 ... lo_{N-1} hi_{N-1}
+//   returned R                      calls [0, R) (the correctness calls) always have their outputs returned
+//   timed_from F                    calls [F, C) are timed; CHECKS of them are checked
+//   checks K
 //   flush_bytes B                   0: twice the device's L2
 //
-// The engine sends every input in its element type, ready to copy; outputs
-// come back as float32. Every call is prepared
-// alike: its inputs written (copied from a slot, or drawn on the device, the
-// fixed ones copied from TABLES), a device copy of them kept, every output
-// poisoned with NaN (all bits set), any L2 lines the kernel made persisting
-// reset, the L2 flushed by writing a buffer larger than it, then the device
-// synchronized. The call is timed on the host clock from the moment
-// kernel() is entered to the end of a device-wide synchronization after it
-// returns: work on any stream, and work left running, counts. Then the
-// inputs are compared with the kept copy on the device, and the canary after
-// each output (kCanaryBytes, allocated with it and filled before every call)
-// with its pattern: a write past an output lands there and is reported, never
-// in the next buffer.
-//
-// RESULT (text, appended as the run goes, so that a crash leaves what came before):
+// fd 3 (text, appended as the run goes, so that a crash leaves what came before):
 //   device NAME sm_XY l2_bytes
-//   handshake_ns NS                 fastest empty call: prepared as a call is and timed
-//                                   alike, with nothing called; every call includes it
-//   empty_launch_ns NS              the same, launching an empty kernel on the stream
-//   call i NS                       call i's time, in integer nanoseconds
+//   handshake_ns NS                 median of empty calls (prepared and timed as calls, the runner
+//                                   calling nothing), measured before the kernel is loaded
+//   empty_launch_ns NS              the same, the runner launching an empty kernel
+//   probe_ns NS                     the monitor's probe after an empty call (its baseline)
+//   call i NS                       call i, from release to answer, integer nanoseconds
+//   late i NS                       GPU work of call i found running after it answered (add to its time)
+//   stray i NS                      GPU work found running while the runner was stopped before call i
+//   changed_after i                 call i's outputs changed after they were taken
 //   inputs_changed i                the kernel wrote into an input during call i
 //   canary i o                      the kernel wrote past the end of output o during call i
+//   checked i                       timed call i is checked: its outputs are on fd 4
 //   fail KIND MESSAGE               KIND: setup (the harness's own), load, call i
 //   done
+// fd 4: the outputs, as float32, of every returned call and then every
+// checked call, in call order (written once the runner is gone).
 // Exit status: 0 done; 1 the harness could not set up; 2 the kernel failed.
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "perturb_bits.h"
 
 namespace {
 
@@ -65,32 +99,167 @@ constexpr int kMaxArguments = 24;
 // Allocated after every output and filled with kCanary before every call.
 constexpr long kCanaryBytes = 1 << 20;
 constexpr int kCanary = 0xa5;
+constexpr int kHandshakeRounds = 9;
 
 enum Type { kFloat32 = 0, kBf16 = 1, kInt32 = 2 };
-enum Kind { kUniform = 0, kNormal = 1, kFixed = 2 };
 
 size_t Bytes(int type) { return type == kBf16 ? 2 : 4; }
+
+long long NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool WriteAll(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w, n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, void* data, size_t n) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r, n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+__global__ void Empty() {}
+
+// ---------------------------------------------------------------------------
+// The runner: the kernel's process.
+
+// The runner's commands (one byte each) and answers ('o', or 'x' and a
+// line), on descriptors of their own: what the kernel prints (its stdout is
+// the monitor's stderr) never reads as an answer.
+constexpr char kEmpty = 'e', kEmptyLaunch = 'l', kLoad = 'L', kCall = 'k';
+constexpr int kCommandFd = 3, kAnswerFd = 4;
+
+void Answer(const std::string& error) {
+  const std::string text = error.empty() ? std::string("o") : "x" + error + "\n";
+  if (!WriteAll(kAnswerFd, text.data(), text.size())) _exit(3);
+}
+
+// Calls the kernel with every argument pointer then the stream, as its
+// extern "C" declaration takes them (all pointers: the calling convention
+// passes them alike).
+void CallKernel(void* fn, const std::vector<void*>& args, cudaStream_t stream) {
+  using P = void*;
+  void* a[kMaxArguments + 1] = {};
+  for (size_t i = 0; i < args.size(); ++i) a[i] = args[i];
+  a[args.size()] = stream;
+  using F = void (*)(P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+  reinterpret_cast<F>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14],
+                          a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24]);
+}
+
+// As root, the runner keeps its user but no capability: it cannot trace or
+// read another process of its user that is undumpable (the monitor, the engine).
+void DropCapabilities() {
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  if (geteuid() != 0) return;
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  for (int cap = 0; cap <= 63; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  syscall(SYS_capset, &header, data);
+}
+
+int RunnerMain(const char* library_path) {
+  int count = 0;
+  if (!ReadAll(kCommandFd, &count, sizeof count) || count <= 0 || count > kMaxArguments) return 3;
+  std::vector<cudaIpcMemHandle_t> handles(static_cast<size_t>(count));
+  if (!ReadAll(kCommandFd, handles.data(), handles.size() * sizeof(cudaIpcMemHandle_t))) return 3;
+  std::vector<void*> args;
+  for (const auto& h : handles) {
+    void* p = nullptr;
+    const cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess) {
+      Answer(std::string("cudaIpcOpenMemHandle: ") + cudaGetErrorString(e));
+      return 3;
+    }
+    args.push_back(p);
+  }
+  cudaStream_t stream;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    Answer("cudaStreamCreate failed");
+    return 3;
+  }
+  // The arguments are mapped: from here on nothing needs a privilege.
+  DropCapabilities();
+  Answer("");
+  void* fn = nullptr;
+  for (char command; ReadAll(kCommandFd, &command, 1);) {
+    // Every command starts with a launch of the runner's own: whatever the
+    // monitor did on the GPU before, the context switch lands here, in
+    // empty calls and calls alike.
+    Empty<<<1, 1, 0, stream>>>();
+    cudaError_t e = cudaStreamSynchronize(stream);
+    if (command == kEmptyLaunch) Empty<<<1, 1, 0, stream>>>();
+    if (command == kLoad) {
+      void* library = dlopen(library_path, RTLD_NOW | RTLD_LOCAL);
+      if (!library) {
+        Answer(std::string("dlopen: ") + dlerror());
+        continue;
+      }
+      fn = dlsym(library, "kernel");
+      Answer(fn ? "" : "the library defines no extern \"C\" function 'kernel'");
+      continue;
+    }
+    if (command == kCall && fn) CallKernel(fn, args, stream);
+    const cudaError_t synced = cudaDeviceSynchronize();
+    const cudaError_t launched = cudaGetLastError();
+    if (e == cudaSuccess) e = synced != cudaSuccess ? synced : launched;
+    Answer(e == cudaSuccess ? "" : cudaGetErrorString(e));
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// The monitor.
+
+struct Call {
+  long set = 0;
+  int perturbed = 0;
+  std::vector<uint32_t> lo, hi;
+};
 
 struct Plan {
   std::vector<long> inputs, outputs;
   std::vector<int> itypes, otypes;
-  std::vector<int> kind;
-  std::vector<double> a, b;
-  long slots = 0;
-  std::string slots_file, tables_file;
-  std::vector<long> calls;
-  unsigned long long seed = 1;
+  std::vector<uint32_t> flip;
+  long sets = 0;
+  std::string sets_file, tables_file;
+  std::vector<Call> calls;
+  long returned = 0, timed_from = 0, checks = 0;
   long long flush_bytes = 0;
 };
 
-FILE* result_file = nullptr;
+int result_fd = 3;
 
 void Say(const std::string& line) {
-  std::fputs((line + "\n").c_str(), result_file);
-  std::fflush(result_file);
+  const std::string text = line + "\n";
+  WriteAll(result_fd, text.data(), text.size());
+}
+
+pid_t runner = -1;
+
+void EndRunner() {
+  if (runner <= 0) return;
+  kill(runner, SIGKILL);
+  waitpid(runner, nullptr, 0);
+  runner = -1;
 }
 
 [[noreturn]] void Fail(const std::string& kind, const std::string& message, int code) {
+  EndRunner();
   Say("fail " + kind + " " + message);
   std::exit(code);
 }
@@ -107,29 +276,35 @@ bool ReadPlan(const char* path, Plan& plan) {
     if (key == "inputs" || key == "outputs") {
       in >> n;
       auto& v = key == "inputs" ? plan.inputs : plan.outputs;
-      v.resize(n);
+      v.resize(static_cast<size_t>(std::max(0L, std::min(n, 64L))));
       for (long& x : v) in >> x;
     } else if (key == "itypes" || key == "otypes") {
       auto& v = key == "itypes" ? plan.itypes : plan.otypes;
       v.resize(key == "itypes" ? plan.inputs.size() : plan.outputs.size());
       for (int& t : v) in >> t;
-    } else if (key == "dists") {
-      for (size_t i = 0; i < plan.inputs.size(); ++i) {
-        int kind = 1;
-        double a = 0, b = 1;
-        in >> kind >> a >> b;
-        plan.kind.push_back(kind), plan.a.push_back(a), plan.b.push_back(b);
-      }
-    } else if (key == "slots") {
-      in >> plan.slots >> plan.slots_file;
+    } else if (key == "flip") {
+      plan.flip.resize(plan.inputs.size());
+      for (uint32_t& f : plan.flip) in >> f;
+    } else if (key == "sets") {
+      in >> plan.sets >> plan.sets_file;
     } else if (key == "tables") {
       in >> plan.tables_file;
     } else if (key == "calls") {
       in >> n;
-      plan.calls.resize(n);
-      for (long& k : plan.calls) in >> k;
-    } else if (key == "seed") {
-      in >> plan.seed;
+      plan.calls.reserve(static_cast<size_t>(std::max(0L, n)));
+    } else if (key == "call") {
+      Call c;
+      in >> c.set >> c.perturbed;
+      c.lo.resize(plan.inputs.size()), c.hi.resize(plan.inputs.size());
+      for (size_t i = 0; i < plan.inputs.size(); ++i) in >> c.lo[i] >> c.hi[i];
+      if (c.set < 0 || c.set >= plan.sets) return false;
+      plan.calls.push_back(c);
+    } else if (key == "returned") {
+      in >> plan.returned;
+    } else if (key == "timed_from") {
+      in >> plan.timed_from;
+    } else if (key == "checks") {
+      in >> plan.checks;
     } else if (key == "flush_bytes") {
       in >> plan.flush_bytes;
     } else {
@@ -137,37 +312,36 @@ bool ReadPlan(const char* path, Plan& plan) {
     }
     if (!in) return false;
   }
-  return plan.kind.size() == plan.inputs.size() && plan.itypes.size() == plan.inputs.size() &&
-         plan.otypes.size() == plan.outputs.size() && !plan.outputs.empty() &&
-         plan.inputs.size() + plan.outputs.size() <= kMaxArguments;
+  const long calls = static_cast<long>(plan.calls.size());
+  return plan.itypes.size() == plan.inputs.size() && plan.otypes.size() == plan.outputs.size() &&
+         plan.flip.size() == plan.inputs.size() && !plan.outputs.empty() &&
+         plan.inputs.size() + plan.outputs.size() <= kMaxArguments && plan.returned >= 0 &&
+         plan.returned <= plan.timed_from && plan.timed_from <= calls && plan.checks >= 0 &&
+         plan.checks <= calls - plan.timed_from;
 }
 
-__device__ unsigned long long Mix(unsigned long long x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
+std::vector<char> ReadBytes(const std::string& path, long bytes) {
+  std::vector<char> data(static_cast<size_t>(bytes));
+  FILE* f = bytes > 0 ? std::fopen(path.c_str(), "rb") : nullptr;
+  const bool ok = bytes == 0 || (f && std::fread(data.data(), 1, data.size(), f) == data.size());
+  if (f) std::fclose(f);
+  if (!ok) Fail("setup", "cannot read " + std::to_string(bytes) + " bytes from " + path, 1);
+  return data;
 }
 
-__device__ void Store(float* out, long i, float v) { out[i] = v; }
-__device__ void Store(__nv_bfloat16* out, long i, float v) { out[i] = __float2bfloat16_rn(v); }
-
-// Fresh inputs, drawn on the device: element i depends on (seed, i) only.
-template <typename T>
-__global__ void Draw(T* out, long n, unsigned long long seed, int normal, float a, float b) {
-  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long>(gridDim.x) * blockDim.x) {
-    const unsigned long long r = Mix(seed ^ Mix(static_cast<unsigned long long>(i)));
-    const float u1 = (static_cast<float>(r >> 40) + 0.5f) * (1.0f / 16777216.0f);
-    const float u2 = static_cast<float>((r >> 16) & 0xffffff) * (1.0f / 16777216.0f);
-    Store(out, i, normal ? a + b * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2) : a + (b - a) * u2);
-  }
-}
-
-__global__ void Bf16ToFloat(const __nv_bfloat16* in, float* out, long n) {
+// A call's float32 or bf16 input from its base set: every element through
+// perturb_bits (the engine's reference derives its inputs with the same code).
+__global__ void DeriveFloat32(const uint32_t* base, uint32_t* out, long n, uint32_t lo, uint32_t hi, uint32_t flip) {
   for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long>(gridDim.x) * blockDim.x)
-    out[i] = __bfloat162float(in[i]);
+    out[i] = accelopt::perturb_bits::Perturbed(base[i], i, lo, hi, flip);
+}
+
+__global__ void DeriveBf16(const uint16_t* base, uint16_t* out, long n, uint32_t lo, uint32_t hi, uint32_t flip) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long>(gridDim.x) * blockDim.x)
+    out[i] = static_cast<uint16_t>(
+        accelopt::perturb_bits::Perturbed(static_cast<uint32_t>(base[i]) << 16, i, lo, hi, flip) >> 16);
 }
 
 // Counts the bytes of `now` that differ from `kept`.
@@ -179,46 +353,6 @@ __global__ void CountChanged(const unsigned char* now, const unsigned char* kept
   if (local) atomicAdd(changed, local);
 }
 
-__global__ void Empty() {}
-
-// Calls the kernel with every argument pointer then the stream, as its
-// extern "C" declaration takes them (all pointers: the calling convention
-// passes them alike).
-void CallKernel(void* fn, const std::vector<void*>& args, cudaStream_t stream) {
-  using P = void*;
-  void* a[kMaxArguments + 1] = {};
-  for (size_t i = 0; i < args.size(); ++i) a[i] = args[i];
-  a[args.size()] = stream;
-  using F = void (*)(P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
-  reinterpret_cast<F>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14],
-                          a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24]);
-}
-
-std::vector<char> ReadBytes(const std::string& path, long bytes) {
-  std::vector<char> data(static_cast<size_t>(bytes));
-  if (bytes == 0) return data;
-  FILE* f = std::fopen(path.c_str(), "rb");
-  const bool ok = f && std::fread(data.data(), 1, data.size(), f) == data.size();
-  if (f) std::fclose(f);
-  if (!ok) Fail("setup", "cannot read " + std::to_string(bytes) + " bytes from " + path, 1);
-  return data;
-}
-
-// A device output of `type` into host float32 values.
-void Download(const void* from, long n, int type, float* to, float* staging) {
-  const void* source = from;
-  if (type == kBf16) {
-    Bf16ToFloat<<<1024, 256>>>(static_cast<const __nv_bfloat16*>(from), staging, n);
-    source = staging;
-  }
-  Check(cudaMemcpy(to, source, n * sizeof(float), cudaMemcpyDeviceToHost), "copying outputs");
-}
-
-long long NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Counts the bytes of `canary` that no longer hold kCanary.
 __global__ void CountCanaryChanged(const unsigned char* canary, long n, unsigned long long* changed) {
   unsigned long long local = 0;
@@ -228,162 +362,388 @@ __global__ void CountCanaryChanged(const unsigned char* canary, long n, unsigned
   if (local) atomicAdd(changed, local);
 }
 
-}  // namespace
+long long Median(std::vector<long long> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
 
-int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s KERNEL.so PLAN RESULT OUTPUTS\n", argv[0]);
-    return 1;
-  }
-  result_file = std::fopen(argv[3], "w");
-  if (!result_file) return 1;
-  Plan plan;
-  if (!ReadPlan(argv[2], plan)) Fail("setup", std::string("cannot read the plan ") + argv[2], 1);
-
-  int device = 0;
-  Check(cudaGetDevice(&device), "cudaGetDevice");
-  cudaDeviceProp prop{};
-  Check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
-  Say("device " + std::string(prop.name) + " sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + " " +
-      std::to_string(prop.l2CacheSize));
-
-  long per_set = 0, fixed_per_call = 0, fresh_calls = 0;  // bytes
-  for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    per_set += plan.inputs[i] * Bytes(plan.itypes[i]);
-    if (plan.kind[i] == kFixed) fixed_per_call += plan.inputs[i] * Bytes(plan.itypes[i]);
-  }
-  for (long k : plan.calls) fresh_calls += k < 0;
-  const std::vector<char> slots = ReadBytes(plan.slots_file, plan.slots * per_set);
-  const std::vector<char> tables = ReadBytes(plan.tables_file, fresh_calls * fixed_per_call);
-  FILE* outputs_file = std::fopen(argv[4], "wb");
-  if (!outputs_file) Fail("setup", std::string("cannot write ") + argv[4], 1);
-
-  // Every buffer is allocated before the kernel is loaded: what the kernel
-  // allocates later cannot land on them.
-  std::vector<void*> args;
-  std::vector<unsigned char*> kept;
-  long largest = 1;
-  for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    void *p = nullptr, *k = nullptr;
-    const size_t bytes = std::max<long>(plan.inputs[i], 1) * Bytes(plan.itypes[i]);
-    Check(cudaMalloc(&p, bytes), "cudaMalloc (input)");
-    Check(cudaMalloc(&k, bytes), "cudaMalloc (input copy)");
-    args.push_back(p), kept.push_back(static_cast<unsigned char*>(k));
-  }
-  long out_elements = 0;
-  std::vector<unsigned char*> canaries;
-  for (size_t o = 0; o < plan.outputs.size(); ++o) {
-    void* p = nullptr;
-    const size_t bytes = std::max<long>(plan.outputs[o], 1) * Bytes(plan.otypes[o]);
-    Check(cudaMalloc(&p, bytes + kCanaryBytes), "cudaMalloc (output)");
-    args.push_back(p);
-    canaries.push_back(static_cast<unsigned char*>(p) + bytes);  // from the first byte past the output
-    out_elements += plan.outputs[o];
-    largest = std::max(largest, plan.outputs[o]);
-  }
-  // A bf16 output on its way to the host as float32.
-  float* staging = nullptr;
-  Check(cudaMalloc(&staging, largest * sizeof(float)), "cudaMalloc (staging)");
-  const long long flush_bytes = plan.flush_bytes > 0 ? plan.flush_bytes : 2LL * prop.l2CacheSize;
-  void* flush = nullptr;
-  Check(cudaMalloc(&flush, flush_bytes), "cudaMalloc (L2 flush buffer)");
-  unsigned long long* changed = nullptr;
-  Check(cudaMalloc(&changed, sizeof *changed), "cudaMalloc (counter)");
-  cudaStream_t stream;
-  Check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-
-  // Empty calls, each prepared as a call is (but for its inputs) and timed
-  // as one: the handshake calls nothing, which every call includes; the
-  // other launches an empty kernel on the kernel's stream.
-  // Outputs poisoned, canaries filled, persisting L2 lines returned to
-  // normal (a kernel's access-policy window would outlive the flush; devices
-  // without persisting L2 refuse both resets, with nothing to reset), the L2
-  // flushed, the device synchronized: every call, empty or not, alike.
-  auto prepare_outputs_and_caches = [&](long round, const char* what) {
-    for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      Check(cudaMemset(args[plan.inputs.size() + o], 0xff, plan.outputs[o] * Bytes(plan.otypes[o])),
-            "poisoning outputs");
-      Check(cudaMemset(canaries[o], kCanary, kCanaryBytes), "filling canaries");
+class Monitor {
+ public:
+  Monitor(const Plan& plan, const std::vector<char>& sets, const std::vector<char>& tables)
+      : plan_(plan), tables_(tables) {
+    cudaDeviceProp prop{};
+    Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    Say("device " + std::string(prop.name) + " sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + " " +
+        std::to_string(prop.l2CacheSize));
+    Check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    // The base sets on the device, in the monitor's context only.
+    long per_set = 0;
+    for (size_t i = 0; i < plan.inputs.size(); ++i)
+      if (plan.itypes[i] != kInt32) per_set += plan.inputs[i] * Bytes(plan.itypes[i]);
+    for (size_t i = 0; i < plan.inputs.size(); ++i) table_bytes_ += plan.itypes[i] == kInt32 ? plan.inputs[i] * 4 : 0;
+    if (static_cast<long>(sets.size()) != plan.sets * per_set ||
+        static_cast<long>(tables.size()) != static_cast<long>(plan.calls.size()) * table_bytes_)
+      Fail("setup", "the sets or tables do not match the plan", 1);
+    Check(cudaMalloc(&sets_, std::max<size_t>(sets.size(), 1)), "cudaMalloc (sets)");
+    Check(cudaMemcpy(sets_, sets.data(), sets.size(), cudaMemcpyHostToDevice), "copying the sets");
+    set_bytes_ = per_set;
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      void *p = nullptr, *k = nullptr;
+      const size_t bytes = std::max<long>(plan.inputs[i], 1) * Bytes(plan.itypes[i]);
+      Check(cudaMalloc(&p, bytes), "cudaMalloc (input)");
+      Check(cudaMalloc(&k, bytes), "cudaMalloc (input copy)");
+      args_.push_back(p), kept_.push_back(static_cast<unsigned char*>(k));
     }
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      void *p = nullptr, *s = nullptr;
+      const size_t bytes = OutputBytes(o);
+      Check(cudaMalloc(&p, bytes + kCanaryBytes), "cudaMalloc (output)");
+      Check(cudaMalloc(&s, std::max<size_t>(bytes, 1)), "cudaMalloc (output copy)");
+      args_.push_back(p), snapshots_.push_back(static_cast<unsigned char*>(s));
+      canaries_.push_back(static_cast<unsigned char*>(p) + bytes);  // from the first byte past the output
+      host_outputs_bytes_ += bytes;
+    }
+    flush_bytes_ = plan.flush_bytes > 0 ? plan.flush_bytes : 2LL * prop.l2CacheSize;
+    Check(cudaMalloc(&flush_, flush_bytes_), "cudaMalloc (L2 flush buffer)");
+    Check(cudaMalloc(&changed_, sizeof *changed_), "cudaMalloc (counter)");
+    Check(cudaMallocHost(&host_outputs_, std::max<size_t>(host_outputs_bytes_, 1)), "cudaMallocHost (outputs)");
+  }
+
+  const std::vector<void*>& args() const { return args_; }
+
+  // Empty rounds with the runner not yet holding the kernel: the handshake,
+  // an empty launch, and the probe's baselines.
+  void Handshake() {
+    std::vector<long long> empty, launch, probe, quiet;
+    for (int r = 0; r < 2 * kHandshakeRounds; ++r) {
+      Prepare(r, nullptr);
+      quiet.push_back(Probe());
+      const long long ns = Release(r % 2 ? kEmptyLaunch : kEmpty, "an empty call");
+      (r % 2 ? launch : empty).push_back(ns);
+      probe.push_back(Probe());
+    }
+    handshake_ns_ = Median(empty);
+    probe_ns_ = Median(probe);
+    quiet_ns_ = Median(quiet);
+    Say("handshake_ns " + std::to_string(handshake_ns_));
+    Say("empty_launch_ns " + std::to_string(Median(launch)));
+    Say("probe_ns " + std::to_string(probe_ns_));
+  }
+
+  void Load() {
+    kill(runner, SIGCONT);
+    const char command = kLoad;
+    if (!WriteAll(cmd_fd, &command, 1)) Fail("load", "the kernel's process is gone", 2);
+    std::string error;
+    if (!Await(error)) Fail("load", "the kernel's process ended while loading the kernel" + RunnerEnd(), 2);
+    Stop("load");
+    if (!error.empty()) Fail("load", error, 2);
+  }
+
+  void Calls() {
+    std::mt19937_64 draw(std::random_device{}());
+    long checks_left = plan_.checks;
+    const long calls = static_cast<long>(plan_.calls.size());
+    std::vector<long> returned;
+    std::vector<char> kept;  // the outputs of returned and checked calls, in call order
+    for (long c = 0; c < calls; ++c) {
+      Prepare(c, &plan_.calls[static_cast<size_t>(c)]);
+      if (const long long stray = Probe() - quiet_ns_; stray > Slack(quiet_ns_))
+        Say("stray " + std::to_string(c) + " " + std::to_string(stray));
+      const long long ns = Release(kCall, nullptr, c);
+      Say("call " + std::to_string(c) + " " + std::to_string(ns));
+      if (const long long late = Probe() - probe_ns_; late > Slack(probe_ns_))
+        Say("late " + std::to_string(c) + " " + std::to_string(late));
+      TakeOutputs(c);
+      // Which timed calls are checked, drawn now that this one ran: exactly
+      // `checks` of the timed calls, each remaining one alike.
+      bool keep = c < plan_.returned;
+      if (c >= plan_.timed_from && checks_left > 0) {
+        const long remaining = calls - c;
+        if (static_cast<long>(draw() % static_cast<uint64_t>(remaining)) < checks_left) {
+          keep = true;
+          --checks_left;
+          Say("checked " + std::to_string(c));
+        }
+      }
+      if (keep) kept.insert(kept.end(), host_outputs_, host_outputs_ + host_outputs_bytes_);
+    }
+    EndRunner();
+    WriteOutputs(kept);
+  }
+
+  int cmd_fd = -1, ack_fd = -1;
+
+ private:
+  size_t OutputBytes(size_t o) const {
+    return static_cast<size_t>(std::max<long>(plan_.outputs[o], 1)) * Bytes(plan_.otypes[o]);
+  }
+
+  // Late work below this is noise of the probe's own context switch.
+  static long long Slack(long long base) { return std::max(20000LL, base / 2); }
+
+  // Writes a call's inputs (or, for an empty round, none), poisons the
+  // outputs, fills the canaries, resets persisting L2 lines and flushes the
+  // L2, then synchronizes: every call alike.
+  void Prepare(long round, const Call* call) {
+    if (call) {
+      const char* table = tables_.data() + round * table_bytes_;
+      for (size_t i = 0, at = 0; i < plan_.inputs.size(); ++i) {
+        const long n = plan_.inputs[i];
+        const int type = plan_.itypes[i];
+        if (type == kInt32) {
+          Check(cudaMemcpyAsync(args_[i], table, n * 4, cudaMemcpyHostToDevice, stream_), "copying inputs");
+          table += n * 4;
+        } else {
+          const char* base = static_cast<const char*>(sets_) + call->set * set_bytes_ + at;
+          const uint32_t flip = call->perturbed ? plan_.flip[i] : 0u;
+          if (type == kBf16)
+            DeriveBf16<<<1024, 256, 0, stream_>>>(reinterpret_cast<const uint16_t*>(base),
+                                                  static_cast<uint16_t*>(args_[i]), n, call->lo[i], call->hi[i], flip);
+          else
+            DeriveFloat32<<<1024, 256, 0, stream_>>>(reinterpret_cast<const uint32_t*>(base),
+                                                     static_cast<uint32_t*>(args_[i]), n, call->lo[i], call->hi[i],
+                                                     flip);
+          at += n * Bytes(type);
+        }
+        Check(cudaMemcpyAsync(kept_[i], args_[i], n * Bytes(type), cudaMemcpyDeviceToDevice, stream_),
+              "keeping inputs");
+      }
+    }
+    for (size_t o = 0; o < plan_.outputs.size(); ++o) {
+      Check(cudaMemsetAsync(args_[plan_.inputs.size() + o], 0xff, OutputBytes(o), stream_), "poisoning outputs");
+      Check(cudaMemsetAsync(canaries_[o], kCanary, kCanaryBytes, stream_), "filling canaries");
+    }
+    // A kernel's access-policy window would outlive the flush; devices
+    // without persisting L2 refuse both resets, with nothing to reset.
     cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
     cudaCtxResetPersistingL2Cache();
     (void)cudaGetLastError();
-    Check(cudaMemset(flush, static_cast<int>(round & 0x7f), flush_bytes), "flushing L2");
-    Check(cudaDeviceSynchronize(), what);
-  };
-  long long handshake_ns = -1, launch_ns = -1;
-  for (int i = 0; i < 10; ++i) {
-    prepare_outputs_and_caches(i, "preparing an empty call");
-    const long long t0 = NowNs();
-    if (i % 2) Empty<<<1, 1, 0, stream>>>();
-    Check(cudaDeviceSynchronize(), "an empty call");
-    const long long ns = NowNs() - t0;
-    long long& fastest = i % 2 ? launch_ns : handshake_ns;
-    fastest = fastest < 0 ? ns : std::min(fastest, ns);
+    Check(cudaMemsetAsync(flush_, static_cast<int>(round & 0x7f), flush_bytes_, stream_), "flushing L2");
+    Check(cudaDeviceSynchronize(), "preparing a call");
   }
-  Say("handshake_ns " + std::to_string(handshake_ns));
-  Say("empty_launch_ns " + std::to_string(launch_ns));
 
-  void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!library) Fail("load", std::string("dlopen: ") + dlerror(), 2);
-  void* fn = dlsym(library, "kernel");
-  if (!fn) Fail("load", "the library defines no extern \"C\" function 'kernel'", 2);
-
-  std::vector<float> host_out(static_cast<size_t>(out_elements));
-  long fresh = 0;
-  for (size_t c = 0; c < plan.calls.size(); ++c) {
-    const long slot = plan.calls[c];
-    const char* fixed = slot < 0 ? tables.data() + fresh++ * fixed_per_call : nullptr;
-    for (size_t i = 0, at = 0; i < plan.inputs.size(); at += plan.inputs[i] * Bytes(plan.itypes[i]), ++i) {
-      const long n = plan.inputs[i];
-      const int type = plan.itypes[i];
-      if (slot >= 0 || plan.kind[i] == kFixed) {
-        const char* from = slot >= 0 ? slots.data() + slot * per_set + at : fixed;
-        if (slot < 0) fixed += n * Bytes(type);
-        Check(cudaMemcpy(args[i], from, n * Bytes(type), cudaMemcpyHostToDevice), "copying inputs");
-      } else {
-        const unsigned long long seed = plan.seed + 0x100000000ull * c + i;
-        const float a = static_cast<float>(plan.a[i]), b = static_cast<float>(plan.b[i]);
-        if (type == kBf16)
-          Draw<<<1024, 256>>>(static_cast<__nv_bfloat16*>(args[i]), n, seed, plan.kind[i], a, b);
-        else
-          Draw<<<1024, 256>>>(static_cast<float*>(args[i]), n, seed, plan.kind[i], a, b);
-      }
-      Check(cudaMemcpy(kept[i], args[i], n * Bytes(type), cudaMemcpyDeviceToDevice), "keeping inputs");
-    }
-    prepare_outputs_and_caches(static_cast<long>(c), "preparing a call");
-
+  // The time an empty kernel on the monitor's stream takes to finish: it
+  // queues behind GPU work of the kernel's process still running.
+  long long Probe() {
     const long long t0 = NowNs();
-    CallKernel(fn, args, stream);
-    const cudaError_t synced = cudaDeviceSynchronize();
-    const long long ns = NowNs() - t0;
-    const cudaError_t launched = cudaGetLastError();
-    if (synced != cudaSuccess || launched != cudaSuccess)
-      Fail("call " + std::to_string(c), cudaGetErrorString(synced != cudaSuccess ? synced : launched), 2);
-    Say("call " + std::to_string(c) + " " + std::to_string(ns));
+    Empty<<<1, 1, 0, stream_>>>();
+    Check(cudaStreamSynchronize(stream_), "probing the GPU");
+    return NowNs() - t0;
+  }
 
-    Check(cudaMemset(changed, 0, sizeof *changed), "inputs check");
-    for (size_t i = 0; i < plan.inputs.size(); ++i)
-      CountChanged<<<1024, 256>>>(static_cast<const unsigned char*>(args[i]), kept[i],
-                                  plan.inputs[i] * Bytes(plan.itypes[i]), changed);
+  // Releases the stopped runner with `command`, times it to its answer and
+  // stops it again. `what` names an empty round, else call `c` is running.
+  long long Release(char command, const char* what, long c = 0) {
+    const std::string kind = what ? std::string("setup") : "call " + std::to_string(c);
+    const long long t0 = NowNs();
+    kill(runner, SIGCONT);
+    if (!WriteAll(cmd_fd, &command, 1)) Fail(kind, "the kernel's process is gone" + RunnerEnd(), what ? 1 : 2);
+    std::string error;
+    const bool answered = Await(error);
+    const long long ns = NowNs() - t0;
+    if (!answered) Fail(kind, "the kernel's process ended during the call" + RunnerEnd(), what ? 1 : 2);
+    Stop(kind);
+    if (!error.empty()) Fail(kind, what ? std::string(what) + ": " + error : error, what ? 1 : 2);
+    return ns;
+  }
+
+  // The runner's answer: true with `error` empty (ok) or set; false when it is gone.
+  bool Await(std::string& error) {
+    char a = 0;
+    if (!ReadAll(ack_fd, &a, 1)) return false;
+    if (a == 'o') return true;
+    if (a != 'x') {
+      error = "the kernel's process answered out of turn";
+      return true;
+    }
+    for (char ch; error.size() < 2000 && ReadAll(ack_fd, &ch, 1) && ch != '\n';) error += ch;
+    if (error.empty()) error = "failed";
+    return true;
+  }
+
+  void Stop(const std::string& kind) {
+    kill(runner, SIGSTOP);
+    siginfo_t info{};
+    if (waitid(P_PID, runner, &info, WSTOPPED | WEXITED) != 0 || info.si_code != CLD_STOPPED)
+      Fail(kind, "the kernel's process ended after its call" + RunnerEnd(), 2);
+  }
+
+  // How the runner ended, once it has.
+  std::string RunnerEnd() {
+    int status = 0;
+    if (runner <= 0 || waitpid(runner, &status, WNOHANG) != runner) return "";
+    runner = -1;
+    if (WIFSIGNALED(status)) return " (signal " + std::to_string(WTERMSIG(status)) + ")";
+    return " (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+  }
+
+  // Copies the outputs (on the monitor's stream), checks the inputs and the
+  // canaries, brings the outputs to the host and reads them again.
+  void TakeOutputs(long c) {
+    const size_t first_output = plan_.inputs.size();
+    for (size_t o = 0; o < plan_.outputs.size(); ++o)
+      Check(cudaMemcpyAsync(snapshots_[o], args_[first_output + o], OutputBytes(o), cudaMemcpyDeviceToDevice, stream_),
+            "taking outputs");
+    if (Count([&] {
+          for (size_t i = 0; i < plan_.inputs.size(); ++i)
+            CountChanged<<<1024, 256, 0, stream_>>>(static_cast<const unsigned char*>(args_[i]), kept_[i],
+                                                    plan_.inputs[i] * Bytes(plan_.itypes[i]), changed_);
+        }))
+      Say("inputs_changed " + std::to_string(c));
+    for (size_t o = 0; o < plan_.outputs.size(); ++o)
+      if (Count([&] { CountCanaryChanged<<<1024, 256, 0, stream_>>>(canaries_[o], kCanaryBytes, changed_); }))
+        Say("canary " + std::to_string(c) + " " + std::to_string(o));
+    size_t at = 0;
+    for (size_t o = 0; o < plan_.outputs.size(); at += OutputBytes(o), ++o)
+      Check(cudaMemcpyAsync(host_outputs_ + at, snapshots_[o], OutputBytes(o), cudaMemcpyDeviceToHost, stream_),
+            "copying outputs");
+    if (Count([&] {
+          for (size_t o = 0; o < plan_.outputs.size(); ++o)
+            CountChanged<<<1024, 256, 0, stream_>>>(static_cast<const unsigned char*>(args_[first_output + o]),
+                                                    snapshots_[o], OutputBytes(o), changed_);
+        }))
+      Say("changed_after " + std::to_string(c));
+  }
+
+  template <typename Launch>
+  unsigned long long Count(Launch launch) {
+    Check(cudaMemsetAsync(changed_, 0, sizeof *changed_, stream_), "a check");
+    launch();
     unsigned long long count = 0;
-    Check(cudaMemcpy(&count, changed, sizeof count, cudaMemcpyDeviceToHost), "inputs check");
-    if (count) Say("inputs_changed " + std::to_string(c));
-    for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      Check(cudaMemset(changed, 0, sizeof *changed), "canary check");
-      CountCanaryChanged<<<1024, 256>>>(canaries[o], kCanaryBytes, changed);
-      Check(cudaMemcpy(&count, changed, sizeof count, cudaMemcpyDeviceToHost), "canary check");
-      if (count) Say("canary " + std::to_string(c) + " " + std::to_string(o));
-    }
-
-    if (slot < 0) continue;
-    float* into = host_out.data();
-    for (size_t o = 0; o < plan.outputs.size(); into += plan.outputs[o], ++o)
-      Download(args[plan.inputs.size() + o], plan.outputs[o], plan.otypes[o], into, staging);
-    if (std::fwrite(host_out.data(), sizeof(float), host_out.size(), outputs_file) != host_out.size())
-      Fail("setup", std::string("cannot write ") + argv[4], 1);
+    Check(cudaMemcpyAsync(&count, changed_, sizeof count, cudaMemcpyDeviceToHost, stream_), "a check");
+    Check(cudaStreamSynchronize(stream_), "a check");
+    return count;
   }
-  std::fclose(outputs_file);
+
+  // The kept outputs as float32, on fd 4.
+  void WriteOutputs(const std::vector<char>& kept) {
+    std::vector<float> floats;
+    for (size_t at = 0; at < kept.size();) {
+      for (size_t o = 0; o < plan_.outputs.size(); ++o) {
+        const long n = plan_.outputs[o];
+        for (long i = 0; i < n; ++i) {
+          float v = 0;
+          if (plan_.otypes[o] == kBf16) {
+            uint16_t h = 0;
+            std::memcpy(&h, kept.data() + at + 2 * i, 2);
+            const uint32_t bits = static_cast<uint32_t>(h) << 16;
+            std::memcpy(&v, &bits, 4);
+          } else {
+            std::memcpy(&v, kept.data() + at + 4 * i, 4);
+          }
+          floats.push_back(v);
+        }
+        at += OutputBytes(o);
+      }
+    }
+    if (!WriteAll(4, floats.data(), floats.size() * sizeof(float))) Fail("setup", "cannot write the outputs", 1);
+  }
+
+  const Plan& plan_;
+  const std::vector<char>& tables_;
+  long table_bytes_ = 0, set_bytes_ = 0;
+  void* sets_ = nullptr;
+  std::vector<void*> args_;
+  std::vector<unsigned char*> kept_, snapshots_, canaries_;
+  char* host_outputs_ = nullptr;
+  size_t host_outputs_bytes_ = 0;
+  void* flush_ = nullptr;
+  long long flush_bytes_ = 0;
+  unsigned long long* changed_ = nullptr;
+  cudaStream_t stream_;
+  long long handshake_ns_ = 0, probe_ns_ = 0, quiet_ns_ = 0;
+};
+
+// Starts the runner (this program again) in an empty folder, with its
+// commands on fd 3 and its answers on fd 4, no other descriptor
+// of the monitor's, and a death signal when the monitor ends.
+void StartRunner(const char* self, const char* library, Monitor& monitor) {
+  int cmd[2], ack[2];
+  if (pipe2(cmd, O_CLOEXEC) != 0 || pipe2(ack, O_CLOEXEC) != 0) Fail("setup", "pipe failed", 1);
+  const std::string folder = "kernel-folder";
+  mkdir(folder.c_str(), 0700);
+  runner = fork();
+  if (runner < 0) Fail("setup", "fork failed", 1);
+  if (runner == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Commands on 3, answers on 4, nothing on stdin, stdout to the monitor's stderr.
+    const int null = open("/dev/null", O_RDONLY);
+    const int command = fcntl(cmd[0], F_DUPFD, 10), answer = fcntl(ack[1], F_DUPFD, 10);
+    dup2(null, 0);
+    dup2(2, 1);
+    dup2(command, kCommandFd);
+    dup2(answer, kAnswerFd);
+    for (int fd = kAnswerFd + 1; fd < 1024; ++fd) close(fd);
+    if (chdir(folder.c_str()) != 0) _exit(4);
+    execl(self, self, "--runner", library, static_cast<char*>(nullptr));
+    _exit(5);
+  }
+  close(cmd[0]);
+  close(ack[1]);
+  monitor.cmd_fd = cmd[1];
+  monitor.ack_fd = ack[0];
+  signal(SIGPIPE, SIG_IGN);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--runner") return RunnerMain(argv[2]);
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s KERNEL.so PLAN (reports on fd 3, outputs on fd 4)\n", argv[0]);
+    return 1;
+  }
+  for (int fd : {3, 4}) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  Plan plan;
+  if (!ReadPlan(argv[2], plan)) Fail("setup", std::string("cannot read the plan ") + argv[2], 1);
+  long per_set = 0, per_call = 0;
+  for (size_t i = 0; i < plan.inputs.size(); ++i)
+    (plan.itypes[i] == kInt32 ? per_call : per_set) += plan.inputs[i] * Bytes(plan.itypes[i]);
+  // Checked before the GPU is touched: a test without one runs up to here.
+  if (plan.sets <= 0) Fail("setup", "the plan names no input set", 1);
+  const std::vector<char> sets = ReadBytes(plan.sets_file, plan.sets * per_set);
+  const std::vector<char> tables = ReadBytes(plan.tables_file, static_cast<long>(plan.calls.size()) * per_call);
+  // What the plan and the inputs say stays in the monitor's memory.
+  for (const std::string& f : {std::string(argv[2]), plan.sets_file, plan.tables_file}) unlink(f.c_str());
+  Say("plan " + std::to_string(plan.calls.size()) + " calls, " + std::to_string(plan.sets) + " sets of " +
+      std::to_string(per_set) + " bytes, " + std::to_string(per_call) + " bytes of integer inputs per call");
+
+  char self[4096] = {};
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) Fail("setup", "cannot find the harness's own program", 1);
+  std::string library = argv[1];
+  if (!library.empty() && library[0] != '/') {
+    char cwd[4096] = {};
+    if (getcwd(cwd, sizeof cwd)) library = std::string(cwd) + "/" + library;
+  }
+  Monitor monitor(plan, sets, tables);
+  StartRunner(self, library.c_str(), monitor);
+  // The arguments, shared with the runner through CUDA IPC.
+  const int count = static_cast<int>(monitor.args().size());
+  std::vector<cudaIpcMemHandle_t> handles(monitor.args().size());
+  for (size_t i = 0; i < handles.size(); ++i) Check(cudaIpcGetMemHandle(&handles[i], monitor.args()[i]), "cudaIpcGetMemHandle");
+  if (!WriteAll(monitor.cmd_fd, &count, sizeof count) ||
+      !WriteAll(monitor.cmd_fd, handles.data(), handles.size() * sizeof(cudaIpcMemHandle_t)))
+    Fail("setup", "cannot reach the kernel's process", 1);
+  char ready = 0;
+  if (!ReadAll(monitor.ack_fd, &ready, 1)) Fail("setup", "the kernel's process did not start", 1);
+  if (ready != 'o') {
+    std::string why;
+    for (char ch; why.size() < 2000 && ReadAll(monitor.ack_fd, &ch, 1) && ch != '\n';) why += ch;
+    Fail("setup", "the kernel's process could not map its arguments: " + why, 1);
+  }
+  // The runner has mapped the arguments (CUDA IPC needed the monitor as it
+  // was) and loaded nothing yet: from now on nothing of the monitor is
+  // readable or traceable by another process of its user.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  kill(runner, SIGSTOP);
+  siginfo_t info{};
+  if (waitid(P_PID, runner, &info, WSTOPPED | WEXITED) != 0 || info.si_code != CLD_STOPPED)
+    Fail("setup", "the kernel's process ended", 1);
+  monitor.Handshake();
+  monitor.Load();
+  monitor.Calls();
   Say("done");
   return 0;
 }

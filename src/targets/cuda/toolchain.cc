@@ -14,6 +14,7 @@
 #include "eval/includes.h"
 #include "eval/sandbox.h"
 #include "targets/cuda/harness_source.h"
+#include "targets/cuda/perturb_bits_source.h"
 
 namespace accelopt::cuda {
 namespace fs = std::filesystem;
@@ -222,7 +223,9 @@ std::string SourceHashOf(const std::string& library_path) {
 }
 
 Result<std::string> BuildHarness(const NvccOptions& options) {
-  return BuildProgram(options, {"accelopt-cuda-harness", {{"harness.cu", kHarnessSource}}, {"-ldl"}});
+  return BuildProgram(options, {"accelopt-cuda-harness",
+                                {{"harness.cu", kHarnessSource}, {"perturb_bits.h", kPerturbBitsSource}},
+                                {"-ldl"}});
 }
 
 std::string ToolkitLibraryDir(const std::string& nvcc) {
