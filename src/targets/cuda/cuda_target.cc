@@ -58,6 +58,7 @@ struct HarnessReport {
   long long handshake_ns = 0;     // median empty call: prepared and timed as a call, calling nothing
   long long empty_launch_ns = 0;  // the same, launching an empty kernel
   long long probe_ns = 0;         // the monitor's probe after an empty call
+  long long probe_slack_ns = 0;   // its spread on an idle GPU: late work is beyond probe_ns + this
   std::string fail_kind, fail_message, device, plan;
   bool done = false;
 };
@@ -93,7 +94,7 @@ HarnessReport ReadReport(const std::string& text) {
     } else if (key == "empty_launch_ns") {
       words >> r.empty_launch_ns;
     } else if (key == "probe_ns") {
-      words >> r.probe_ns;
+      words >> r.probe_ns >> r.probe_slack_ns;
     } else if (key == "device") {
       std::getline(words, r.device);
     } else if (key == "plan") {
@@ -539,9 +540,11 @@ class CudaTarget : public targets::Target {
         "a device-wide synchronization (every stream), in nanoseconds, less the handshake ({}: the median of "
         "9 calls that call nothing, each prepared and timed as a call, mostly the GPU's switch back to the "
         "kernel's context); GPU work still running after the answer is added ({} of {} calls; the monitor's "
-        "probe takes {} on an idle GPU); a call that launches an empty kernel takes {} before the subtraction",
+        "probe takes {} on an idle GPU, within {}); a call that launches an empty kernel takes {} before the "
+        "subtraction",
         FormatSeconds(profile.handshake_seconds), late_calls, samples.size(),
         FormatSeconds(static_cast<double>(report.probe_ns) * 1e-9),
+        FormatSeconds(static_cast<double>(report.probe_slack_ns) * 1e-9),
         FormatSeconds(static_cast<double>(report.empty_launch_ns) * 1e-9));
     profile.message = fmt::format("correct on {} seeds and {} checked timed calls (chosen after they ran)",
                                   expected.seeds(), profile.checked_calls);

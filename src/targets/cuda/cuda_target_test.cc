@@ -230,7 +230,7 @@ class CpuDeviceLayer : public DeviceLayer {
     // The monitor deletes what it read before the kernel's process starts.
     for (const char* f : {"sets.bin", "tables.bin"}) fs::remove(dir / f);
     fs::remove(dir / request.argv.back());
-    std::string result = "device Fake GPU sm_90 52428800\nhandshake_ns 3000\nempty_launch_ns 9000\nprobe_ns 4000\n";
+    std::string result = "device Fake GPU sm_90 52428800\nhandshake_ns 3000\nempty_launch_ns 9000\nprobe_ns 4000 10000\n";
     std::vector<float> kept;
     const long last_checks_from = static_cast<long>(calls.size()) - checks;
     for (size_t c = 0; c < calls.size(); ++c) {

@@ -55,7 +55,9 @@
 //   handshake_ns NS                 median of empty calls (prepared and timed as calls, the runner
 //                                   calling nothing), measured before the kernel is loaded
 //   empty_launch_ns NS              the same, the runner launching an empty kernel
-//   probe_ns NS                     the monitor's probe after an empty call (its baseline)
+//   probe_ns NS SLACK               the monitor's probe after an empty call (its baseline) and
+//                                   its spread over the empty rounds (at least 10 us): late work
+//                                   is what the probe takes beyond NS + SLACK
 //   call i NS                       call i, from release to answer, integer nanoseconds
 //   late i NS                       GPU work of call i found running after it answered (add to its time)
 //   stray i NS                      GPU work found running while the runner was stopped before call i
@@ -425,9 +427,10 @@ class Monitor {
     handshake_ns_ = Median(empty);
     probe_ns_ = Median(probe);
     quiet_ns_ = Median(quiet);
+    probe_slack_ = Slack(probe), quiet_slack_ = Slack(quiet);
     Say("handshake_ns " + std::to_string(handshake_ns_));
     Say("empty_launch_ns " + std::to_string(Median(launch)));
-    Say("probe_ns " + std::to_string(probe_ns_));
+    Say("probe_ns " + std::to_string(probe_ns_) + " " + std::to_string(probe_slack_));
   }
 
   void Load() {
@@ -448,11 +451,11 @@ class Monitor {
     std::vector<char> kept;  // the outputs of returned and checked calls, in call order
     for (long c = 0; c < calls; ++c) {
       Prepare(c, &plan_.calls[static_cast<size_t>(c)]);
-      if (const long long stray = Probe() - quiet_ns_; stray > Slack(quiet_ns_))
+      if (const long long stray = Probe() - quiet_ns_; stray > 4 * quiet_slack_)
         Say("stray " + std::to_string(c) + " " + std::to_string(stray));
       const long long ns = Release(kCall, nullptr, c);
       Say("call " + std::to_string(c) + " " + std::to_string(ns));
-      if (const long long late = Probe() - probe_ns_; late > Slack(probe_ns_))
+      if (const long long late = Probe() - probe_ns_; late > probe_slack_)
         Say("late " + std::to_string(c) + " " + std::to_string(late));
       TakeOutputs(c);
       // Which timed calls are checked, drawn now that this one ran: exactly
@@ -479,8 +482,13 @@ class Monitor {
     return static_cast<size_t>(std::max<long>(plan_.outputs[o], 1)) * Bytes(plan_.otypes[o]);
   }
 
-  // Late work below this is noise of the probe's own context switch.
-  static long long Slack(long long base) { return std::max(20000LL, base / 2); }
+  // What the probe varies by on an idle GPU (its own context switch): the
+  // spread of its empty rounds, and at least 10 us. Late work below this is
+  // not told from noise.
+  static long long Slack(const std::vector<long long>& rounds) {
+    const auto [low, high] = std::minmax_element(rounds.begin(), rounds.end());
+    return std::max(10000LL, rounds.empty() ? 0 : *high - *low);
+  }
 
   // Writes a call's inputs (or, for an empty round, none), poisons the
   // outputs, fills the canaries, resets persisting L2 lines and flushes the
@@ -652,7 +660,7 @@ class Monitor {
   long long flush_bytes_ = 0;
   unsigned long long* changed_ = nullptr;
   cudaStream_t stream_;
-  long long handshake_ns_ = 0, probe_ns_ = 0, quiet_ns_ = 0;
+  long long handshake_ns_ = 0, probe_ns_ = 0, quiet_ns_ = 0, probe_slack_ = 0, quiet_slack_ = 0;
 };
 
 // Starts the runner (this program again) in an empty folder, with its
