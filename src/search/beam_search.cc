@@ -615,15 +615,19 @@ class Iteration {
     for (const auto& c : pool) by_hash.emplace(c.hash, &c);
     std::vector<Sample> samples;
     std::vector<double> speedups;
-    std::vector<std::string> hashes;
+    std::vector<std::string> hashes, strategies;
     for (const auto& c : pool) {
       const auto evidence = EvidenceFor(c, by_hash, options_.noise_margin);
       samples.push_back({c.ok(), c.latency()});
       speedups.push_back(evidence ? evidence->estimate : 0);
       hashes.push_back(c.hash);
+      strategies.push_back(FirstLine(c.plan));
     }
+    // Of two variants of one idea (plan titles that name the same strategy),
+    // only the one the evidence ranks first is kept: the beam's members stay
+    // distinct strategies.
     std::vector<Candidate> beam;
-    for (size_t i : PickBeam(samples, speedups, hashes, options_.beam)) beam.push_back(pool[i]);
+    for (size_t i : PickBeam(samples, speedups, hashes, options_.beam, strategies)) beam.push_back(pool[i]);
     if (!beam.empty()) state_.beam = beam;
     state_.best = state_.beam.front();
     state_.completed_iterations = number_;

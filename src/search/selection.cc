@@ -1,6 +1,7 @@
 #include "search/selection.h"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 #include <set>
 #include <string>
@@ -43,8 +44,42 @@ std::vector<size_t> PickLessonPairs(const std::vector<Speedup>& speedups, size_t
   return picked;
 }
 
+namespace {
+
+// A plan title's content words.
+std::set<std::string> Words(const std::string& title) {
+  static const std::set<std::string> kCommon = {
+      "the", "and", "for", "with", "into", "from", "each", "per", "use", "using", "its", "all", "one", "two",
+      "then", "than", "that", "this", "over", "instead", "more", "less", "kernel", "loop", "loops", "via", "by"};
+  std::set<std::string> words;
+  std::string word;
+  auto flush = [&] {
+    if (word.size() >= 3 && !kCommon.count(word)) words.insert(word);
+    word.clear();
+  };
+  for (char ch : title) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    else
+      flush();
+  }
+  flush();
+  return words;
+}
+
+}  // namespace
+
+bool SameStrategy(const std::string& a, const std::string& b) {
+  const std::set<std::string> x = Words(a), y = Words(b);
+  if (x.empty() || y.empty()) return false;
+  size_t common = 0;
+  for (const auto& w : x) common += y.count(w);
+  return common * 10 >= (x.size() + y.size() - common) * 6;
+}
+
 std::vector<size_t> PickBeam(const std::vector<Sample>& candidates, const std::vector<double>& speedups,
-                             const std::vector<std::string>& hashes, size_t width) {
+                             const std::vector<std::string>& hashes, size_t width,
+                             const std::vector<std::string>& strategies) {
   std::vector<size_t> order;
   for (size_t i = 0; i < candidates.size(); ++i)
     if (candidates[i].ok) order.push_back(i);
@@ -56,6 +91,9 @@ std::vector<size_t> PickBeam(const std::vector<Sample>& candidates, const std::v
   std::set<std::string> seen;
   for (size_t i : order) {
     if (beam.size() >= width) break;
+    if (!strategies.empty() &&
+        std::any_of(beam.begin(), beam.end(), [&](size_t k) { return SameStrategy(strategies[k], strategies[i]); }))
+      continue;
     if (seen.insert(hashes[i]).second) beam.push_back(i);
   }
   return beam;

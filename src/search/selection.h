@@ -37,11 +37,20 @@ struct Speedup {
 std::vector<size_t> PickLessonPairs(const std::vector<Speedup>& speedups, size_t top_k, double max_threshold,
                                     double min_threshold);
 
+/// Whether two plan titles name the same strategy: their content words
+/// (lowercased, three letters or more, common words left out) overlap by at
+/// least 60% of their union. An empty title (the baseline's) names none.
+bool SameStrategy(const std::string& a, const std::string& b);
+
 /// Indices of the best `width` distinct candidates by `speedups` (each one's
 /// speedup over the baseline as the side-by-side evidence gives it: larger is
 /// better; ties by latency), among those that are ok; `hashes` identify
-/// duplicates (the first occurrence counts).
+/// duplicates (the first occurrence counts). `strategies` (each one's plan
+/// title; empty: no check) keeps the beam's strategies distinct: a candidate
+/// whose plan repeats the strategy of one ranked above it is not admitted, so
+/// of two variants of one idea only the one the evidence puts first is kept.
 std::vector<size_t> PickBeam(const std::vector<Sample>& candidates, const std::vector<double>& speedups,
-                             const std::vector<std::string>& hashes, size_t width);
+                             const std::vector<std::string>& hashes, size_t width,
+                             const std::vector<std::string>& strategies = {});
 
 }  // namespace accelopt::search

@@ -65,4 +65,28 @@ TEST(PickBeam, TheSideBySideEvidenceRanksNotTheMedians) {
 }
 
 }  // namespace
+// Plan titles that name one strategy, in other words or with details
+// changed, and ones that do not.
+TEST(SameStrategy, TellsVariantsOfOneIdeaFromOtherIdeas) {
+  EXPECT_TRUE(SameStrategy("Register tiling 8x8 with AVX2 FMA", "register tiling 8x8 with AVX2 FMA, unrolled"));
+  EXPECT_TRUE(SameStrategy("Vectorize the inner loop with AVX2", "Vectorize inner loop using AVX2 intrinsics"));
+  EXPECT_FALSE(SameStrategy("Register tiling 8x8 with AVX2 FMA", "Transpose B into a packed buffer first"));
+  EXPECT_FALSE(SameStrategy("Fuse the softmax into the matmul", "Parallelize rows with OpenMP"));
+  EXPECT_FALSE(SameStrategy("", ""));
+  EXPECT_FALSE(SameStrategy("", "Vectorize"));
+}
+
+// The beam keeps distinct strategies: the second variant of an idea is passed
+// over for the next distinct one, even when its evidence ranks it second.
+TEST(PickBeam, KeepsStrategiesDistinct) {
+  std::vector<Sample> c = {{true, 3.0}, {true, 1.0}, {true, 1.1}, {true, 2.0}};
+  std::vector<double> s = {1.0, 3.0, 2.9, 1.5};
+  std::vector<std::string> h = {"base", "a", "b", "c"};
+  std::vector<std::string> titles = {"", "Register tiling 8x8 with AVX2", "Register tiling 8x8 with AVX2, unrolled 4x",
+                                     "Transpose B into a packed buffer"};
+  EXPECT_EQ(PickBeam(c, s, h, 2), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(PickBeam(c, s, h, 2, titles), (std::vector<size_t>{1, 3}));
+  EXPECT_EQ(PickBeam(c, s, h, 4, titles), (std::vector<size_t>{1, 3, 0}));
+}
+
 }  // namespace accelopt::search
