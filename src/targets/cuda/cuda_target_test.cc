@@ -22,6 +22,7 @@
 #include "core/paths.h"
 #include "suite/task.h"
 #include "targets/registry.h"
+#include "testing/cpu_test_target.h"
 #include "testing/scoped_env.h"
 #include "testing/temp_dir.h"
 
@@ -289,6 +290,21 @@ TEST_F(CudaWithoutGpuTest, RightOutputsAreOkWithTheirLatency) {
   EXPECT_NE(std::fmod(p.latency->median_s * 1e9, 1000.0), 0.0) << p.latency->median_s;
   EXPECT_DOUBLE_EQ(p.handshake_seconds, 3e-6);
   EXPECT_NE(p.message.find("not scored"), std::string::npos) << p.message;
+}
+
+// Without --shape the cuda target evaluates a task at its gpu shape (sized
+// above launch overhead), bench where the task has none; the cpu target at bench.
+TEST_F(CudaWithoutGpuTest, TheDefaultShapeIsGpuWhereTheTaskHasOneAndBenchOnTheCpu) {
+  auto target = MakeCudaTarget(options_);
+  ASSERT_TRUE(task_.shapes.count("gpu"));
+  EXPECT_EQ(target->DefaultShape(task_), "gpu");
+  suite::Task without = task_;
+  without.shapes.erase("gpu");
+  EXPECT_EQ(target->DefaultShape(without), "bench");
+  testing::TempDir scratch;
+  auto cpu = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
+  EXPECT_EQ(cpu->DefaultShape(task_), "bench");
+  EXPECT_EQ(cpu->DefaultShape(without), "bench");
 }
 
 TEST_F(CudaWithoutGpuTest, WrongOutputsAreAWrongAnswer) {
