@@ -2,7 +2,7 @@
 """Side-by-side anchor benchmark for the cuda target, run on a GPU machine from
 the repository root:
 
-    python3 bench/gpu_anchors.py [TASK...] [--shape bench] [--kernel TASK=PATH.cu]... [--json out.json]
+    python3 bench/gpu_anchors.py [TASK...] [--shape gpu] [--kernel TASK=PATH.cu]... [--json out.json]
 
 For each task (default: every suite task with a baseline.cu and an anchor) it
 draws the inputs on the GPU with torch from task.yaml's distributions, runs the
@@ -344,7 +344,8 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=head + "\n\n" + usage, formatter_class=argparse.RawTextHelpFormatter,
                                 epilog=rest)
     p.add_argument("tasks", nargs="*", help="task names (default: every task with a baseline.cu and an anchor)")
-    p.add_argument("--shape", default="bench", help="the shape to run (default: bench)")
+    p.add_argument("--shape", default="gpu",
+                   help="the shape to run (default: gpu, the cuda target's default, which every task with a baseline.cu has)")
     p.add_argument("--suite", default=str(ROOT / "suite"), help="the task folder (default: the repository's suite/)")
     p.add_argument("--kernel", action="append", default=[], metavar="TASK=PATH",
                    help="another .cu kernel to build and time for TASK (repeatable)")

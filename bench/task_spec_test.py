@@ -66,7 +66,7 @@ class YamlSubsetTest(unittest.TestCase):
 class BindTest(unittest.TestCase):
     def test_every_suite_task_binds_on_both_shapes_with_either_reader(self):
         for path in sorted(ROOT.glob("suite/*/task.yaml")):
-            for shape in ("test", "bench"):
+            for shape in ("test", "bench") + (("gpu",) if (path.parent / "baseline.cu").is_file() else ()):
                 with self.subTest(task=path.parent.name, shape=shape):
                     task = task_spec.load_task(path.parent, shape)
                     self.assertEqual(task, task_spec.load_task(path.parent, shape, prefer_pyyaml=False))

@@ -1,7 +1,9 @@
 // accelopt bench: score every task's baseline (and vendor anchor) on this machine.
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -96,11 +98,11 @@ void RegisterBench(CLI::App& app) {
       "score each task's baseline (and OpenBLAS vendor anchor where the task has vendor.cpp); geometric mean last");
   static CommonFlags flags;
   static std::vector<std::string> names;
-  static std::string shape = "bench";
+  static std::string shape;
   static bool json = false, csv = false, no_vendor = false;
   static EvalFlags eval_flags;
   cmd->add_option("TASK", names, "tasks to run (default: all)");
-  cmd->add_option("--shape", shape, "shape: bench or test");
+  cmd->add_option("--shape", shape, kShapeHelp);
   auto* json_flag = cmd->add_flag("--json", json, "print JSON: {shape, rows: [{kernel, profile}], geometric_mean}");
   cmd->add_flag("--csv", csv, "print CSV, geometric means last")->excludes(json_flag);
   cmd->add_flag("--no-vendor", no_vendor, "skip the OpenBLAS vendor anchors");
@@ -114,6 +116,7 @@ void RegisterBench(CLI::App& app) {
     auto target = MakeTargetOrExit(settings, TargetNameFor(eval_flags, {}));
     auto evaluator = EvaluatorHere(*target, "accelopt bench");
     std::vector<Row> rows;
+    std::vector<std::string> shapes;  // those measured at, for the report: one, unless the target's defaults differ
     size_t index = 0;
     for (const suite::Task* task : selected) {
       ++index;
@@ -125,6 +128,8 @@ void RegisterBench(CLI::App& app) {
                        : "no reference and baseline" + extension + " for the " + target->name() + " target");
         continue;
       }
+      const std::string at = ShapeFor(shape, *target, *task);
+      if (std::find(shapes.begin(), shapes.end(), at) == shapes.end()) shapes.push_back(at);
       std::vector<std::pair<std::string, targets::Candidate>> kernels;
       auto baseline = ReadFile(task->baseline_path(extension));
       if (!baseline) throw Exit{kExitError, baseline.error().message};
@@ -140,7 +145,7 @@ void RegisterBench(CLI::App& app) {
       // One batch per task: the baseline and the anchor, submitted together, share inputs and reference outputs.
       std::vector<service::EvalJob> jobs;
       for (auto& [kind, candidate] : kernels) {
-        auto job = JobHere(*target, *task, shape, service::JobKind::kEvaluate,
+        auto job = JobHere(*target, *task, at, service::JobKind::kEvaluate,
                            {{candidate.label, candidate.source, "", candidate.libraries}});
         if (!job) throw Exit{kExitError, job.error().message};
         jobs.push_back(std::move(*job));
@@ -156,12 +161,14 @@ void RegisterBench(CLI::App& app) {
         rows.push_back({task->name, kernels[k].first, result});
       }
     }
+    const std::string measured_at =
+        shapes.empty() ? (shape.empty() ? "bench" : shape) : fmt::format("{}", fmt::join(shapes, "/"));
     if (json) {
-      PrintJson(rows, shape);
+      PrintJson(rows, measured_at);
     } else if (csv) {
       PrintCsv(rows);
     } else {
-      PrintTable(rows, shape);
+      PrintTable(rows, measured_at);
     }
   });
 }

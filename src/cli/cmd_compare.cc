@@ -31,13 +31,13 @@ void RegisterCompare(CLI::App& app) {
       "print the speedup of B over A with its confidence interval (and that interval's coverage)\n"
       "exit code: 0 both ok, 3 either kernel's status is not ok, 1 error, 2 usage");
   static CommonFlags flags;
-  static std::string task_name, path_a, path_b, shape = "bench";
+  static std::string task_name, path_a, path_b, shape;
   static bool json = false, verbose = false;
   static EvalFlags eval_flags;
   cmd->add_option("TASK", task_name, "task name (see `accelopt tasks`)")->required();
   cmd->add_option("A", path_a, "the first kernel (the one compared against)")->required();
   cmd->add_option("B", path_b, "the second kernel")->required();
-  cmd->add_option("--shape", shape, "shape: bench or test");
+  cmd->add_option("--shape", shape, kShapeHelp);
   cmd->add_flag("--json", json,
                 "print the speedup, its interval (ci_low, ci_high, coverage) and pairs, the load it was measured under "
                 "and both profiles as JSON");
@@ -54,7 +54,8 @@ void RegisterCompare(CLI::App& app) {
     targets::TargetSettings settings = TargetSettingsFor(eval_flags);
     settings.device_lock = false;  // held by the evaluator, as for every target
     auto target = MakeTargetOrExit(settings, TargetNameFor(eval_flags, {task}));
-    auto outcome = MeasureHere(*target, *task, shape, service::JobKind::kCompare,
+    const std::string at = ShapeFor(shape, *target, *task);
+    auto outcome = MeasureHere(*target, *task, at, service::JobKind::kCompare,
                                {{path_a, *source_a, "", LibrariesFor(*task, path_a)},
                                 {path_b, *source_b, "", LibrariesFor(*task, path_b)}});
     if (!outcome) throw Exit{kExitError, outcome.error().message};
@@ -62,7 +63,7 @@ void RegisterCompare(CLI::App& app) {
     const targets::PairedResult* result = &paired;
     const bool both_ok = result->speedup.has_value();
     if (json) {
-      Json j = {{"task", task->name}, {"shape", shape}, {"a", result->a.ToJson()}, {"b", result->b.ToJson()}};
+      Json j = {{"task", task->name}, {"shape", at}, {"a", result->a.ToJson()}, {"b", result->b.ToJson()}};
       if (both_ok) {
         j.update(ToJson(*result->speedup));
       } else {

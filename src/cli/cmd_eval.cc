@@ -14,7 +14,7 @@ void RegisterEval(CLI::App& app) {
                          "evaluate one kernel: compile, run isolated, check on fresh random inputs, time, score\n"
                          "exit code: 0 ok, 3 the kernel's status is not ok, 1 error, 2 usage");
   static CommonFlags flags;
-  static std::string task_name, kernel_path, shape = "bench";
+  static std::string task_name, kernel_path, shape;
   static std::vector<std::string> libraries;
   static bool json = false, verbose = false, keep = false;
   static EvalFlags eval_flags;
@@ -22,7 +22,7 @@ void RegisterEval(CLI::App& app) {
   cmd->add_option("KERNEL", kernel_path,
                   "kernel source file (C++ defining extern \"C\" void kernel(...)), or a code task's files "
                   "(FILE: blocks); default: the task's baseline");
-  cmd->add_option("--shape", shape, "shape: bench or test");
+  cmd->add_option("--shape", shape, kShapeHelp);
   cmd->add_flag("--json", json, "print the profile as JSON");
   cmd->add_flag("-v,--verbose", verbose, "show compile log, vectorization report and run log");
   AddEvalFlags(*cmd, eval_flags);
@@ -44,7 +44,7 @@ void RegisterEval(CLI::App& app) {
     if (kernel_path.empty()) source = target->Baseline(*task);
     if (!source) throw Exit{kExitError, source.error().message};
     if (kernel_path.empty()) kernel_path = "baseline";
-    auto outcome = MeasureHere(*target, *task, shape, service::JobKind::kEvaluate,
+    auto outcome = MeasureHere(*target, *task, ShapeFor(shape, *target, *task), service::JobKind::kEvaluate,
                                {{kernel_path, *source, "", libraries}});
     if (!outcome) throw Exit{kExitError, outcome.error().message};
     const Profile& profile = outcome->profiles.at(0);

@@ -85,7 +85,7 @@ void AddSearchFlags(CLI::App& cmd, OptimizeFlags& f) {
   cmd.add_option("--llm-parallelism", s.llm_parallelism, "agent calls in flight at once")->check(CLI::PositiveNumber);
   cmd.add_option("--memory", f.memory, "lessons to start from and add to: fresh, shared, or a name");
   cmd.add_option("--db", f.db, kDbHelp);
-  cmd.add_option("--shape", f.shape, "shape to optimize: bench or test");
+  cmd.add_option("--shape", f.shape, kShapeHelp);
   cmd.add_flag("--queue", f.queue.enabled,
                "evaluate through the store's job queue, served by `accelopt worker` processes (started elsewhere, "
                "or here with --workers)");
@@ -514,7 +514,7 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_flag("--demo", flags.demo,
                 "replay the recorded demo (silu, matmul, rmsnorm_matmul) instead of a live model");
   AddSearchFlags(*cmd, flags);
-  cmd->callback([] {
+  cmd->callback([cmd] {
     OptimizeFlags& f = flags;
     if (!f.demo && !LlmConfigFor(f.llm).configured()) {
       auto servers = llm::ProbeLocalServers();
@@ -550,6 +550,8 @@ void RegisterOptimize(CLI::App& app) {
     targets::TargetSettings target_settings = TargetSettingsFor(f.eval);
     target_settings.device_lock = false;  // the evaluator holds the device's lock, for every target
     auto target = MakeTargetOrExit(target_settings, f.eval.target);
+    // Without --shape, the target's shape for the tasks (gpu on the cuda target); the run records it.
+    if (cmd->get_option("--shape")->count() == 0) f.shape = ShapeFor("", *target, prepared.selected);
     CheckSupported(prepared.selected, f.shape, *target);
     CheckSlurm(f.queue.slurm);
     // The tasks as they are now, kept with the run: a resume goes on only against the same files.

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "cli/common.h"
 #include "eval/machine.h"
 #include "suite/roofline.h"
@@ -30,10 +32,10 @@ void RegisterTasks(CLI::App& app) {
   auto* cmd = app.add_subcommand("tasks", "list the task suite: shapes, bound and roofline time T on this machine");
   static CommonFlags flags;
   static EvalFlags eval_flags;
-  static std::string shape = "bench";
+  static std::string shape;
   static bool json = false;
   AddSuiteFlag(*cmd, flags);
-  cmd->add_option("--shape", shape, "shape to show (bench, test, ...)");
+  cmd->add_option("--shape", shape, kShapeHelp);
   cmd->add_flag("--json", json, "print JSON");
   cmd->add_option("--target", eval_flags.target, "the target whose tasks and peaks to show (see `accelopt targets`)");
   cmd->add_option("--evaluator", eval_flags.evaluator, "the external target's evaluator program and arguments");
@@ -50,8 +52,17 @@ void RegisterTasks(CLI::App& app) {
     std::vector<std::string> too_large, unsupported;
     const bool any_kernel = std::any_of(tasks.begin(), tasks.end(),
                                         [](const suite::Task& t) { return t.kind == suite::TaskKind::kKernel; });
+    // The shapes shown: the one asked for, else each task's default on this target.
+    std::vector<std::string> shown;
+    for (const auto& task : tasks)
+      if (task.kind == suite::TaskKind::kKernel && target->Supports(task))
+        if (const std::string at = ShapeFor(shape, *target, task);
+            std::find(shown.begin(), shown.end(), at) == shown.end())
+          shown.push_back(at);
     if (!json && any_kernel)
-      fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", "task", "bound", "T", "shape (" + shape + ")", "computes");
+      fmt::print("{:<20} {:<7} {:>11}  {:<32} {}\n", "task", "bound", "T",
+                 fmt::format("shape ({})", fmt::join(shown.empty() ? std::vector<std::string>{shape.empty() ? "bench" : shape} : shown, "/")),
+                 "computes");
     std::vector<const suite::Task*> code_tasks;
     for (const auto& task : tasks) {
       if (task.kind == suite::TaskKind::kCode) {
@@ -63,7 +74,8 @@ void RegisterTasks(CLI::App& app) {
         unsupported.push_back(task.name);
         continue;
       }
-      auto bound = suite::Bind(task, shape);
+      const std::string at = ShapeFor(shape, *target, task);
+      auto bound = suite::Bind(task, at);
       if (!bound) throw Exit{kExitError, bound.error().message};
       auto counts = suite::CountRoofline(*bound);
       if (!counts) throw Exit{kExitError, counts.error().message};
@@ -78,11 +90,12 @@ void RegisterTasks(CLI::App& app) {
       const bool fits = available <= 0 || needed <= available;
       if (!fits)
         too_large.push_back(fmt::format("{} ({}): needs at least {:.1f} GB, this machine has {:.1f} GB available",
-                                        task.name, shape, needed / 1e9, available / 1e9));
+                                        task.name, at, needed / 1e9, available / 1e9));
       if (json) {
         out.push_back({{"task", task.name},
                        {"description", task.description},
                        {"shape", params},
+                       {"shape_name", at},
                        {"memory_needed_bytes", needed},
                        {"fits_in_memory", fits},
                        {"flops_mm", counts->flops_mm},

@@ -130,6 +130,23 @@ std::unique_ptr<targets::Target> MakeTargetOrExit(const targets::TargetSettings&
   return std::move(*target);
 }
 
+std::string ShapeFor(const std::string& asked, const targets::Target& target, const suite::Task& task) {
+  return asked.empty() ? target.DefaultShape(task) : asked;
+}
+
+std::string ShapeFor(const std::string& asked, const targets::Target& target,
+                     const std::vector<const suite::Task*>& tasks) {
+  if (!asked.empty() || tasks.empty()) return asked.empty() ? "bench" : asked;
+  const std::string shape = target.DefaultShape(*tasks.front());
+  for (const suite::Task* task : tasks)
+    if (target.DefaultShape(*task) != shape)
+      throw Exit{kExitError, fmt::format("the {} target measures task '{}' at shape '{}' and task '{}' at '{}': "
+                                         "name the shape of the run (--shape)",
+                                         target.name(), tasks.front()->name, shape, task->name,
+                                         target.DefaultShape(*task))};
+  return shape;
+}
+
 void AddEvalFlags(CLI::App& app, EvalFlags& flags) {
   app.add_option("--target", flags.target, "where kernels are built and measured (see `accelopt targets`)")
       ->check(CLI::Validator(

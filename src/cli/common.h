@@ -70,6 +70,17 @@ targets::TargetSettings TargetSettingsFor(const EvalFlags& flags);
 /// has no profile yet), or Exit with the reason it cannot be built.
 std::unique_ptr<targets::Target> MakeTargetOrExit(const targets::TargetSettings& settings, const std::string& name);
 
+/// What --shape says of its default, for every command that takes it.
+inline constexpr const char* kShapeHelp =
+    "shape (bench, test, gpu, ...); default: the target's, gpu on the cuda target where the task has it, else bench";
+/// The shape asked for (`--shape`), or when none was, the target's default for
+/// `task` (Target::DefaultShape: gpu on the cuda target, bench on the cpu).
+std::string ShapeFor(const std::string& asked, const targets::Target& target, const suite::Task& task);
+/// The same for several tasks measured at one shape (a run): Exit when the
+/// target's defaults for them differ and none was asked for.
+std::string ShapeFor(const std::string& asked, const targets::Target& target,
+                     const std::vector<const suite::Task*>& tasks);
+
 /// "waiting for the DEVICE device, held by HOLDER" on stderr (LocalEvaluatorOptions::on_device_wait).
 void PrintDeviceWait(const std::string& device, const std::string& holder);
 

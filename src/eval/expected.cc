@@ -1,9 +1,12 @@
 #include "eval/expected.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <random>
+#include <span>
+#include <thread>
 
 #include "core/clock.h"
 #include "core/json_io.h"
@@ -12,6 +15,7 @@
 #include "eval/compare.h"
 #include "eval/compiler.h"
 #include "eval/draw.h"
+#include "eval/machine.h"
 
 namespace accelopt::eval {
 namespace {
@@ -26,10 +30,11 @@ std::string Float32Source(const std::string& source) {
 }
 
 // Runs a built reference on each call's inputs and copies its outputs into
-// `into` (one buffer per call, sized for every output). An Error names the task.
+// `into` (one buffer per call, sized for every output). `first` numbers the
+// calls in messages. An Error names the task.
 Status RunReference(const suite::BoundTask& bound, const std::string& library, OutputType type,
-                    const ReferenceOptions& options, const std::string& dir, const std::vector<CallInputs>& calls,
-                    const std::vector<void*>& into) {
+                    const ReferenceOptions& options, const std::string& dir, std::span<const CallInputs> calls,
+                    std::span<void* const> into, size_t first) {
   const std::string what =
       "the reference of task '" + bound.task->name + "'" + (type == OutputType::kFloat ? " (float32)" : "");
   auto process = StartKernelProcess(bound, type, options.run, dir, /*candidate=*/false, library);
@@ -56,7 +61,7 @@ Status RunReference(const suite::BoundTask& bound, const std::string& library, O
     PrepareCall(p, bound, type, calls[k], /*flush=*/false);
     auto timing = p.Call();
     if (!timing) return timing.error();
-    if (!*timing) return fail("call " + std::to_string(k + 1));
+    if (!*timing) return fail("call " + std::to_string(first + k + 1));
     CopyOutputs(p, bound, type, into[k]);
   }
   SandboxOutcome end = p.Finish();
@@ -65,6 +70,19 @@ Status RunReference(const suite::BoundTask& bound, const std::string& library, O
 }
 
 }  // namespace
+
+int ReferenceProcesses(const suite::BoundTask& bound, const ReferenceOptions& options, size_t calls) {
+  long wanted = options.processes > 0        ? options.processes
+                : !options.run.cpus.empty() ? static_cast<long>(options.run.cpus.size())
+                                            : AffinityCores();
+  // Each process holds an input set and its outputs (at most doubles), the
+  // monitor every slot's: the processes take at most half the memory left.
+  const double available = AvailableMemoryBytes();
+  const double per_process = static_cast<double>(Elements(bound)) * 8 + (64 << 20);
+  if (options.processes <= 0 && available > 0)
+    wanted = std::min(wanted, static_cast<long>(available / 2 / per_process));
+  return static_cast<int>(std::clamp<long>(wanted, 2, 2 * static_cast<long>(std::max<size_t>(calls, 1))));
+}
 
 uint64_t FreshSeed() {
   std::random_device entropy;
@@ -115,8 +133,10 @@ void Expected::Draw(const suite::BoundTask& bound, int seeds, double scale, int 
   for (int k = 0; k < checked; ++k) checked_.push_back({static_cast<size_t>(k) % sets_.size(), FreshSeed()});
 }
 
-// The reference in double and its float32 evaluation, side by side, each in
-// its own process, on every call of `calls`: a slot each, after those there are.
+// The reference in double and its float32 evaluation, side by side, on every
+// call of `calls`: a slot each, after those there are. Each evaluation's slots
+// are shared among its processes in consecutive runs (ReferenceProcesses),
+// each slot computed by one process as it would be alone.
 Status Expected::RunReferences(const suite::BoundTask& bound, const std::vector<CallInputs>& calls) {
   const suite::Task& task = *bound.task;
   auto source = ReadFile(task.reference_path(kReferenceExtension));
@@ -132,34 +152,69 @@ Status Expected::RunReferences(const suite::BoundTask& bound, const std::vector<
     into32.push_back(ref32_[slot].data());
   }
 
-  // A float32 evaluation that failed once is not tried again for later slots.
+  // Both built at once. A float32 evaluation that failed once is not tried again for later slots.
   const bool with_float32 = float32_missing_.empty();
-  auto float32 = std::async(std::launch::async, [&]() -> Status {
-    if (!with_float32) return Ok{};
+  auto build32 = std::async(std::launch::async, [&]() -> Result<std::string> {
+    if (!with_float32) return std::string();
     auto built =
         CompileKernel(Float32Source(*source), bound.ShapeHeader(/*float_constants=*/true), options_.compile, dir_);
     if (!built) return built.error();
     if (!built->ok)
       return Error{task.reference_path(kReferenceExtension) + " does not compile with float in place of double:\n" +
                    NameSourceInLog(built->log, task.reference_path(kReferenceExtension) + " (float32)")};
-    return RunReference(bound, built->library_path, OutputType::kFloat, options_, dir_, calls, into32);
+    return built->library_path;
   });
-  Status run = [&]() -> Status {
+  Result<std::string> library64 = [&]() -> Result<std::string> {
     auto built = CompileKernel(*source, bound.ShapeHeader(), options_.compile, dir_);
     if (!built) return built.error();
     if (!built->ok)
       return Error{task.reference_path(kReferenceExtension) + " does not compile:\n" +
                    NameSourceInLog(built->log, task.reference_path(kReferenceExtension))};
-    return RunReference(bound, built->library_path, OutputType::kDouble, options_, dir_, calls, into64);
+    return built->library_path;
   }();
-  Status run32 = float32.get();
+  Result<std::string> library32 = build32.get();
+
+  // Each evaluation's share of the processes, and each process's run of slots.
+  struct Share {
+    OutputType type;
+    size_t begin, end;
+    Status status = Ok{};
+  };
+  std::vector<Share> shares;
+  const bool run32 = with_float32 && library32.ok();
+  if (library64 && !calls.empty()) {
+    const size_t processes = static_cast<size_t>(ReferenceProcesses(bound, options_, calls.size()));
+    const size_t parts64 = std::min(calls.size(), run32 ? std::max<size_t>(1, processes / 2) : processes);
+    const size_t parts32 = run32 ? std::min(calls.size(), std::max<size_t>(1, processes - parts64)) : 0;
+    for (auto [type, parts] : {std::pair{OutputType::kDouble, parts64}, std::pair{OutputType::kFloat, parts32}})
+      for (size_t j = 0; j < parts; ++j)
+        shares.push_back({type, j * calls.size() / parts, (j + 1) * calls.size() / parts});
+  }
+  {
+    std::vector<std::jthread> running;
+    for (Share& share : shares)
+      running.emplace_back([&, &share = share] {
+        const bool is64 = share.type == OutputType::kDouble;
+        const std::vector<void*>& into = is64 ? into64 : into32;
+        share.status = RunReference(
+            bound, is64 ? *library64 : *library32, share.type, options_, dir_,
+            std::span<const CallInputs>(calls).subspan(share.begin, share.end - share.begin),
+            std::span<void* const>(into).subspan(share.begin, share.end - share.begin), share.begin);
+      });
+  }
+  Status run = library64 ? Status(Ok{}) : Status(library64.error());
+  Status run32_status = !with_float32 ? Status(Ok{}) : library32 ? Status(Ok{}) : Status(library32.error());
+  for (const Share& share : shares) {
+    Status& into = share.type == OutputType::kDouble ? run : run32_status;
+    if (into && !share.status) into = share.status;
+  }
   if (!run) {
     ref64_.resize(first), ref32_.resize(first), floors_.resize(first);
     return run;
   }
   // Without a float32 evaluation, outputs are judged by the L2 test alone (the profile says why).
-  if (!run32 || !with_float32) {
-    if (!run32) float32_missing_ = run32.error().message;
+  if (!run32_status || !with_float32) {
+    if (!run32_status) float32_missing_ = run32_status.error().message;
     for (auto& r : ref32_) r.clear();
     return Ok{};
   }

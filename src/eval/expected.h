@@ -32,7 +32,16 @@ inline CompileOptions ReferenceCompileOptions() {
 struct ReferenceOptions {
   KernelRunOptions run;
   CompileOptions compile = ReferenceCompileOptions();
+  /// Reference processes run at once (the double and the float32 evaluation,
+  /// each over its share of the slots); 0 = one per core it may run on
+  /// (run.cpus, else this process's affinity), fewer when memory is short.
+  int processes = 0;
 };
+
+/// How many reference processes at once (ReferenceOptions::processes) for
+/// `calls` slots of `bound`: at least 2 (the double and the float32
+/// evaluation), at most two per slot.
+int ReferenceProcesses(const suite::BoundTask& bound, const ReferenceOptions& options, size_t calls);
 
 /// The inputs of a timed call whose outputs can be checked: a drawn set, perturbed by `seed`.
 struct CheckedInputs {
@@ -47,8 +56,9 @@ class Expected {
  public:
   /// Draws `seeds` input sets (every distribution scaled by `scale`, signs
   /// kept) and the inputs of `checked` checkable timed calls, and runs the
-  /// reference for all of them (one reference process for all costs less
-  /// than another whenever a candidate runs more series). The reference is
+  /// reference for all of them (the slots shared among the reference
+  /// processes of ReferenceProcesses, each slot computed by one of them, so
+  /// that the outputs are the same however many run). The reference is
   /// built and run in `dir`. Failures are kept in status().
   Expected(const suite::BoundTask& bound, const ReferenceOptions& options, const std::string& dir, int seeds,
            double scale, int checked);

@@ -127,6 +127,12 @@ class Target {
   /// The machine as the agents should know it: cores, caches, vector width,
   /// measured rates. One line; "" when there is nothing to say.
   virtual std::string MachineText() const { return ""; }
+  /// The shape `task` is evaluated, compared, benched and optimized at when
+  /// none is asked for: by default "bench" (sized for this machine's cores).
+  virtual std::string DefaultShape(const suite::Task& task) const {
+    (void)task;
+    return "bench";
+  }
   /// The shapes of `task`, other than `shape`, on which a kernel evaluated at
   /// `shape` is also checked (the agents are told them).
   virtual std::vector<std::string> CheckedShapes(const suite::Task& task, const std::string& shape) const {

@@ -246,6 +246,7 @@ class CudaTarget : public targets::Target {
   std::string Signature(const suite::Task& task) const override {
     return Target::Signature(task) + ", cudaStream_t stream";
   }
+  std::string DefaultShape(const suite::Task& task) const override { return CudaDefaultShape(task); }
   bool Supports(const suite::Task& task) const override {
     std::error_code ec;
     return fs::exists(task.baseline_path(kCudaExtension), ec) && fs::exists(task.reference_path(".cpp"), ec);

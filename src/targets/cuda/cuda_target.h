@@ -81,6 +81,14 @@ Result<CudaTargetOptions> OptionsFor(const targets::TargetSettings& settings, co
 
 /// The kernel file's extension: a task's CUDA baseline is baseline.cu.
 inline const std::string kCudaExtension = ".cu";
+/// The shape the cuda target evaluates a task at by default, where the task
+/// has it: one whose roofline on an H100 is at least 50 us, well above a
+/// kernel launch (the `bench` shapes, sized for the CPU, are not).
+inline const std::string kGpuShape = "gpu";
+/// kGpuShape when `task` has it, else "bench".
+inline std::string CudaDefaultShape(const suite::Task& task) {
+  return task.shapes.count(kGpuShape) ? kGpuShape : "bench";
+}
 
 std::unique_ptr<targets::Target> MakeCudaTarget(const CudaTargetOptions& options);
 

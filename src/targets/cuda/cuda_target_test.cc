@@ -25,6 +25,7 @@
 #include "eval/perturb_bits.h"
 #include "suite/task.h"
 #include "targets/registry.h"
+#include "testing/cpu_test_target.h"
 #include "testing/scoped_env.h"
 #include "testing/temp_dir.h"
 
@@ -422,6 +423,21 @@ TEST_F(CudaWithoutGpuTest, WorkAfterTheCallOrBetweenCallsIsARuntimeError) {
   EXPECT_EQ(stray.status, Verdict::kRuntimeError);
   EXPECT_NE(stray.message.find("while the kernel's process was stopped between calls"), std::string::npos)
       << stray.message;
+}
+
+// Without --shape the cuda target evaluates a task at its gpu shape (sized
+// above launch overhead), bench where the task has none; the cpu target at bench.
+TEST_F(CudaWithoutGpuTest, TheDefaultShapeIsGpuWhereTheTaskHasOneAndBenchOnTheCpu) {
+  auto target = MakeCudaTarget(options_);
+  ASSERT_TRUE(task_.shapes.count("gpu"));
+  EXPECT_EQ(target->DefaultShape(task_), "gpu");
+  suite::Task without = task_;
+  without.shapes.erase("gpu");
+  EXPECT_EQ(target->DefaultShape(without), "bench");
+  testing::TempDir scratch;
+  auto cpu = cpu::MakeCpuTarget(testing::TestTargetOptions(scratch));
+  EXPECT_EQ(cpu->DefaultShape(task_), "bench");
+  EXPECT_EQ(cpu->DefaultShape(without), "bench");
 }
 
 TEST_F(CudaWithoutGpuTest, WrongOutputsAreAWrongAnswer) {
