@@ -29,6 +29,8 @@ class CudaGpuTest : public ::testing::Test {
     ASSERT_TRUE(target) << target.error().message;
     target_ = std::move(*target);
   }
+ public:
+  targets::Target& target() { return *target_; }
   Profile Evaluate(const suite::Task& task, const std::string& source, const std::string& shape = "bench") {
     targets::EvalRequest request{&task, shape, {source, "test", {}}};
     auto results = target_->Evaluate(std::span(&request, 1));
@@ -56,42 +58,35 @@ TEST_F(CudaGpuTest, EveryBaselineIsOk) {
   }
 }
 
-// The project's own split-KV decode kernel is ok on both decode tasks, and
-// faster than their naive baselines.
-TEST_F(CudaGpuTest, OwnDecodeKernelIsOkAndBeatsTheBaseline) {
-  auto source = ReadFile(testing::SourceDir() + "/kernels/cuda/gqa_paged_decode_split.cu");
+// A kernel of the project's own (kernels/cuda/FILE) is ok on `tasks` at the
+// test and bench shapes, and faster than each task's naive baseline at the
+// target's default shape.
+void ExpectOwnKernelOkAndFaster(CudaGpuTest& test, const std::string& file, std::initializer_list<const char*> tasks) {
+  auto source = ReadFile(testing::SourceDir() + "/kernels/cuda/" + file);
   ASSERT_TRUE(source) << source.error().message;
-  for (const char* name : {"gqa_paged_decode_h32_kv4_d128_ps1", "gqa_paged_decode_h32_kv8_d128_ps1"}) {
+  for (const char* name : tasks) {
     auto task = suite::LoadTask(testing::SourceDir() + "/suite/" + name);
     ASSERT_TRUE(task) << task.error().message;
     for (const char* shape : {"test", "bench"}) {
-      Profile p = Evaluate(*task, *source, shape);
+      Profile p = test.Evaluate(*task, *source, shape);
       EXPECT_EQ(p.status, Verdict::kOk) << name << " " << shape << ": " << p.message << "\n" << p.run_log;
     }
-    Profile own = Evaluate(*task, *source);
-    Profile baseline = Evaluate(*task, *target_->Baseline(*task));
+    const std::string shape = test.target().DefaultShape(*task);
+    Profile own = test.Evaluate(*task, *source, shape);
+    Profile baseline = test.Evaluate(*task, *test.target().Baseline(*task), shape);
     ASSERT_TRUE(own.latency && baseline.latency) << name;
     EXPECT_LT(own.latency->median_s, baseline.latency->median_s) << name;
   }
 }
 
-// The project's own causal paged prefill kernel is ok on both prefill tasks,
-// at both shapes, and faster than their naive baselines.
+TEST_F(CudaGpuTest, OwnDecodeKernelIsOkAndBeatsTheBaseline) {
+  ExpectOwnKernelOkAndFaster(*this, "gqa_paged_decode_split.cu",
+                             {"gqa_paged_decode_h32_kv4_d128_ps1", "gqa_paged_decode_h32_kv8_d128_ps1"});
+}
+
 TEST_F(CudaGpuTest, OwnPrefillKernelIsOkAndBeatsTheBaseline) {
-  auto source = ReadFile(testing::SourceDir() + "/kernels/cuda/gqa_paged_prefill_causal.cu");
-  ASSERT_TRUE(source) << source.error().message;
-  for (const char* name : {"gqa_paged_prefill_causal_h32_kv4_d128_ps1", "gqa_paged_prefill_causal_h32_kv8_d128_ps1"}) {
-    auto task = suite::LoadTask(testing::SourceDir() + "/suite/" + name);
-    ASSERT_TRUE(task) << task.error().message;
-    for (const char* shape : {"test", "bench"}) {
-      Profile p = Evaluate(*task, *source, shape);
-      EXPECT_EQ(p.status, Verdict::kOk) << name << " " << shape << ": " << p.message << "\n" << p.run_log;
-    }
-    Profile own = Evaluate(*task, *source);
-    Profile baseline = Evaluate(*task, *target_->Baseline(*task));
-    ASSERT_TRUE(own.latency && baseline.latency) << name;
-    EXPECT_LT(own.latency->median_s, baseline.latency->median_s) << name;
-  }
+  ExpectOwnKernelOkAndFaster(*this, "gqa_paged_prefill_causal.cu",
+                             {"gqa_paged_prefill_causal_h32_kv4_d128_ps1", "gqa_paged_prefill_causal_h32_kv8_d128_ps1"});
 }
 
 const char* kSiluBody = R"(
