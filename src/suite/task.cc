@@ -321,7 +321,7 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
   static const std::vector<std::string> known = {"path",     "repo",        "commit",       "files",
                                                  "language", "build",       "test",         "bench",
                                                  "metric",   "digest",      "repetitions",  "noise_margin",
-                                                 "timeout_seconds"};
+                                                 "timeout_seconds", "workload",  "libraries",    "context"};
   for (const auto& item : *code)
     if (std::find(known.begin(), known.end(), item.first.Scalar()) == known.end())
       return f.Fail("code." + item.first.Scalar(), item.first,
@@ -343,7 +343,8 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
        {std::tuple{"path", &spec.path, false}, std::tuple{"repo", &spec.repo, false},
         std::tuple{"commit", &spec.commit, false}, std::tuple{"language", &spec.language, true},
         std::tuple{"build", &spec.build, false}, std::tuple{"test", &spec.test, true},
-        std::tuple{"bench", &spec.bench, true}})
+        std::tuple{"bench", &spec.bench, true}, std::tuple{"workload", &spec.workload, false},
+        std::tuple{"libraries", &spec.libraries, false}})
     if (auto s = text(key, *slot, required); !s) return s;
   if (spec.path.empty() == spec.repo.empty())
     return f.Fail("code", *code,
@@ -381,6 +382,19 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
     if (glob->empty() || (*glob)[0] == '/' || glob->find("..") != std::string::npos)
       return f.Fail(field, files[i], "a glob relative to the code base's root, without '..'");
     spec.files.push_back(*glob);
+  }
+  if (const YAML::Node context = (*code)["context"]; context.IsDefined() && !context.IsNull()) {
+    if (!context.IsSequence())
+      return f.Fail("code.context", context,
+                    "expected a list of paths: the files the tests and the benchmark run (shown read-only)");
+    for (size_t i = 0; i < context.size(); ++i) {
+      const std::string field = "code.context[" + std::to_string(i) + "]";
+      auto path = f.Scalar(context[i], field);
+      if (!path) return path.error();
+      if (path->empty() || (*path)[0] == '/' || path->find("..") != std::string::npos)
+        return f.Fail(field, context[i], "a path relative to the code base's root, without '..'");
+      spec.context.push_back(*path);
+    }
   }
   auto metric = f.Required(*code, "metric", "code.metric");
   if (!metric) return metric.error();
