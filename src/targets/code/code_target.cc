@@ -531,7 +531,7 @@ std::string CodeTarget::TimeProfile(const suite::Task& task, Prepared& p) const 
     text = "no profile was taken: " + ran.error().message + "\n";
   } else if (!ran->exited_cleanly()) {
     text = "no profile was taken: " + FailureOf("the benchmark under cProfile", *ran, spec.timeout_seconds) + "\n";
-  } else if (std::string read = ReadPythonProfiles(out); !read.empty()) {
+  } else if (std::string read = ReadPythonProfiles(out, p.root); !read.empty()) {
     text = "one more run of the benchmark with each of its Python processes under cProfile (confined as the "
            "benchmark is; profiling slows calls, so read the shares, not the seconds), top entries by cumulative "
            "time:\n" + read;

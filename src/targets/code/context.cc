@@ -209,7 +209,7 @@ del _accelopt_profile
                      entries);
 }
 
-std::string ReadPythonProfiles(const fs::path& dir, size_t max_bytes) {
+std::string ReadPythonProfiles(const fs::path& dir, const fs::path& root, size_t max_bytes) {
   std::error_code ec;
   int count = 0;
   double longest = -1;
@@ -238,6 +238,8 @@ std::string ReadPythonProfiles(const fs::path& dir, size_t max_bytes) {
     if (end == std::string::npos) end = chosen.size();
     std::string line = chosen.substr(start, end - start);
     while (!line.empty() && line.back() == ' ') line.pop_back();
+    const std::string prefix = root.string() + "/";
+    for (size_t at; !prefix.empty() && (at = line.find(prefix)) != std::string::npos;) line.erase(at, prefix.size());
     if (!line.empty()) out += line + "\n";
     start = end + 1;
   }

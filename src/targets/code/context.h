@@ -34,7 +34,9 @@ std::string ToolchainText(const std::string& language);
 std::string ProfilerSiteCustomize(int entries = 25);
 
 /// What the processes profiled by ProfilerSiteCustomize wrote to `dir`: the one
-/// that ran longest, within `max_bytes`, and how many there were; "" when none wrote.
-std::string ReadPythonProfiles(const std::filesystem::path& dir, size_t max_bytes = 4000);
+/// that ran longest, its paths under `root` (the candidate's copy) made
+/// relative, within `max_bytes`, and how many there were; "" when none wrote.
+std::string ReadPythonProfiles(const std::filesystem::path& dir, const std::filesystem::path& root,
+                               size_t max_bytes = 4000);
 
 }  // namespace accelopt::code
