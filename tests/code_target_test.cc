@@ -11,10 +11,13 @@
 #include <thread>
 #include <filesystem>
 
+#include "agents/agents.h"
 #include "core/json_io.h"
 #include "eval/machine_load.h"
 #include "core/paths.h"
+#include "search/beam_search.h"
 #include "suite/task.h"
+#include "targets/code/context.h"
 #include "targets/code/files.h"
 #include "testing/temp_dir.h"
 
@@ -301,6 +304,128 @@ TEST_F(CodeTargetTest, ARepositoryIsTakenAtItsCommit) {
   Profile p = Evaluate(task, Files("3"));
   EXPECT_EQ(p.status, Verdict::kOk) << p.message;
 }
+
+// What an expert would want told, for a small Python code base: the planner's
+// prompt, rendered from prompts/code as a search renders it, says each fact.
+class CodePromptTest : public CodeTargetTest {
+ protected:
+  void SetUp() override {
+    CodeTargetTest::SetUp();
+    py_ = tmp_.path() + "/pyproject";
+    fs::create_directories(py_ + "/lib");
+    fs::create_directories(py_ + "/tests");
+    ASSERT_TRUE(WriteFile(py_ + "/lib/words.py",
+                          "def slow_count(words):\n    counts = {}\n    for w in words:\n"
+                          "        counts[w] = sum(1 for x in words if x == w)\n    return counts\n"));
+    ASSERT_TRUE(WriteFile(py_ + "/tests/test_words.py",
+                          "import sys\nsys.path.insert(0, '.')\nfrom lib.words import slow_count\n"
+                          "assert slow_count(['a', 'b', 'a']) == {'a': 2, 'b': 1}  # the_test_marker\n"));
+    ASSERT_TRUE(WriteFile(py_ + "/bench.py",
+                          "import sys, time, random\nsys.path.insert(0, '.')\nfrom lib.words import slow_count\n"
+                          "def make_words():\n    rng = random.Random(7)\n"
+                          "    return [rng.choice(['ab', 'cd', 'ef', 'gh']) for _ in range(400)]\n"
+                          "words = make_words()\nt = time.perf_counter()\nslow_count(words)\n"
+                          "print('figure: %.6f' % (time.perf_counter() - t))  # the_bench_marker\n"));
+  }
+
+  suite::Task LoadPython(const std::string& extra) {
+    const std::string dir = tmp_.path() + "/tasks/words";
+    fs::create_directories(dir);
+    EXPECT_TRUE(WriteFile(dir + "/task.yaml",
+                          "name: words\nkind: code\ndescription: word counts\ncode:\n  path: ../../pyproject\n"
+                          "  language: python\n  files: [lib/*.py]\n  test: python3 tests/test_words.py\n"
+                          "  bench: python3 bench.py\n  metric: {name: time, unit: s, regex: 'figure: ([0-9.]+)', "
+                          "direction: lower}\n  repetitions: 3\n" + extra));
+    auto task = suite::LoadTask(dir);
+    EXPECT_TRUE(task) << (task ? "" : task.error().message);
+    return task ? *task : suite::Task{};
+  }
+
+  // The planner's prompt for `task`'s code base as it is, measured.
+  std::string PlannerPrompt(const suite::Task& task) {
+    struct Capture : agents::ModelPort {
+      std::string prompt;
+      Result<std::string> Ask(const std::string&, const std::string& p, const std::string&) override {
+        prompt = p;
+        return std::string("PLAN: x\nDo it.");
+      }
+    } model;
+    auto templates = agents::PromptTemplates::Load(std::string(ACCELOPT_SOURCE_DIR) + "/prompts/code");
+    EXPECT_TRUE(templates) << (templates ? "" : templates.error().message);
+    if (!templates) return "";
+    agents::TaskBrief brief;
+    brief.task = task.name;
+    brief.description = task.description;
+    brief.values = target_.PromptValues(task);
+    auto baseline = target_.Baseline(task);
+    EXPECT_TRUE(baseline);
+    const Profile measured = Evaluate(task, baseline ? *baseline : "");
+    EXPECT_EQ(measured.status, Verdict::kOk) << measured.message << measured.run_log;
+    agents::Agents agents(model, *templates, brief);
+    agents::KernelView view{baseline ? *baseline : "", search::ProfileText(measured), "", ""};
+    EXPECT_TRUE(agents.Propose(view, "", 1, 1, {}, "k"));
+    return model.prompt;
+  }
+
+  std::string py_;
+};
+
+TEST_F(CodePromptTest, TheTasksOwnDescriptionOfItsWorkloadIsInThePlannersPrompt) {
+  const std::string said = PlannerPrompt(LoadPython("  workload: 400 words drawn from four two-letter words\n"));
+  EXPECT_NE(said.find("What the benchmark's data is (the task's own words): 400 words drawn from four two-letter "
+                      "words"),
+            std::string::npos)
+      << said;
+  name_ = "figure";
+  EXPECT_NE(target_.PromptValues(LoadWith("lower")).at("workload").find("not described by the task"),
+            std::string::npos);
+}
+
+TEST_F(CodePromptTest, TheTestsAndTheBenchmarkAreShownReadOnlyWithinABound) {
+  const std::string said = PlannerPrompt(LoadPython(""));
+  // Found by path from the test and bench commands; the candidate's own file is not repeated.
+  EXPECT_NE(said.find("FILE: bench.py (read-only)"), std::string::npos) << said;
+  EXPECT_NE(said.find("the_bench_marker"), std::string::npos) << said;
+  EXPECT_NE(said.find("FILE: tests/test_words.py (read-only)"), std::string::npos) << said;
+  EXPECT_NE(said.find("the_test_marker"), std::string::npos) << said;
+  EXPECT_EQ(said.find("FILE: lib/words.py (read-only)"), std::string::npos) << said;
+  // Listed in the task, and cut short within the bound, saying so.
+  ASSERT_TRUE(WriteFile(py_ + "/data.txt", std::string(5000, 'w') + "\n"));
+  suite::Task task = LoadPython("  context: [data.txt]\n");
+  const std::string bounded = ContextText(py_, task.code, 1150, 1000);
+  EXPECT_NE(bounded.find("FILE: data.txt (read-only)"), std::string::npos) << bounded;
+  EXPECT_NE(bounded.find("cut short: 4001 more bytes of this file not shown"), std::string::npos) << bounded;
+  EXPECT_NE(bounded.find("more file(s) not shown, to keep this within 1150 bytes"), std::string::npos) << bounded;
+  EXPECT_LE(bounded.size(), 1150u + 200u);  // and a line naming what was left out
+}
+
+TEST_F(CodePromptTest, TheLanguageVersionAndTheAllowedLibrariesAreInThePlannersPrompt) {
+  if (FindProgram("python3").empty()) GTEST_SKIP() << "python3 is not installed";
+  const std::string said = PlannerPrompt(LoadPython("  libraries: the standard library only; no numpy\n"));
+  EXPECT_NE(said.find("its toolchain: `python3 --version`: Python 3."), std::string::npos) << said;
+  EXPECT_NE(said.find("What the code may use: the standard library only; no numpy"), std::string::npos) << said;
+  name_ = "figure";
+  EXPECT_NE(target_.PromptValues(LoadWith("lower")).at("libraries").find("not said by the task"), std::string::npos);
+}
+
+TEST_F(CodePromptTest, WhereAPythonBenchmarksTimeGoesIsInThePlannersPromptAndOtherwiseWhyNot) {
+  if (FindProgram("python3").empty()) GTEST_SKIP() << "python3 is not installed";
+  const std::string said = PlannerPrompt(LoadPython(""));
+  EXPECT_NE(said.find("where the benchmark's time goes: one more run of the benchmark with each of its Python "
+                      "processes under cProfile"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find(" lib/words.py:1(slow_count)"), std::string::npos) << said;  // relative to the copy
+  EXPECT_NE(said.find("cumulative"), std::string::npos) << said;
+  name_ = "figure";
+  Profile text = Evaluate(LoadWith("lower"), Files("2"));
+  ASSERT_EQ(text.status, Verdict::kOk) << text.message;
+  EXPECT_NE(search::ProfileText(text).find("where the benchmark's time goes: no profile was taken: the code base is "
+                                           "text, and the engine profiles only Python code bases"),
+            std::string::npos)
+      << search::ProfileText(text);
+}
+
 
 }  // namespace
 }  // namespace accelopt::code

@@ -71,6 +71,7 @@ void PrintProfile(const Profile& p, bool verbose) {
   if (verbose && !p.register_report.empty()) fmt::print("\n--- register report (ptxas)\n{}", p.register_report);
   if (verbose && !p.not_vectorized.empty()) fmt::print("\n--- loops not vectorized\n{}", p.not_vectorized);
   if (verbose && !p.hot_loop.empty()) fmt::print("\n--- hottest loop as compiled\n{}", p.hot_loop);
+  if (verbose && !p.time_profile.empty()) fmt::print("\n--- where the benchmark's time goes\n{}", p.time_profile);
 }
 
 }  // namespace accelopt::cli

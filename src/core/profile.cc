@@ -53,6 +53,7 @@ Json Profile::ToJson() const {
               {"hot_loop", hot_loop},
               {"register_report", register_report}}},
             {"run_log", run_log},
+            {"time_profile", time_profile},
             {"seeds", seeds},
             {"checked_calls", checked_calls},
             {"tolerance", tolerance},
@@ -195,6 +196,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
       p.hot_loop = c.value("hot_loop", "");
       p.register_report = c.value("register_report", "");
     }
+    p.time_profile = j.value("time_profile", "");
     p.seeds = j.value("seeds", 0);
     p.checked_calls = j.value("checked_calls", 0);
     p.tolerance = NumberOr(j, "tolerance", 0);

@@ -123,6 +123,9 @@ struct Profile {
   std::string hot_loop;              ///< the built kernel's hottest loop in assembly (eval::HotLoop)
   std::string register_report;       ///< a GPU compiler's registers, spills and shared memory per function
   std::string run_log;               ///< the child's stdout and stderr (truncated)
+  /// Where a code task's benchmark spends its time (its top entries under
+  /// cProfile, for Python), or why no profile was taken; "" for kernels.
+  std::string time_profile;
   std::string phase;                 ///< where a failing child was (e.g. "correctness call, seed 1")
   std::string work_dir;              ///< the evaluation's folder, when kept for debugging
   double compile_seconds = 0;

@@ -85,6 +85,10 @@ std::string ProfileText(const Profile& p) {
   if (p.status == Verdict::kOk && !p.hot_loop.empty())
     out += "its hottest loop as compiled (the innermost loop with the widest and most vector work; objdump):\n" +
            p.hot_loop.substr(0, 3000);
+  if (p.status == Verdict::kOk && !p.time_profile.empty()) {
+    out += "where the benchmark's time goes: " + p.time_profile.substr(0, 5000);  // bounded by the target too
+    if (out.back() != '\n') out += '\n';
+  }
   if (!p.register_report.empty())
     out += "registers, spills and shared memory per function (ptxas):\n" + p.register_report.substr(0, 2000);
   return out;

@@ -321,7 +321,7 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
   static const std::vector<std::string> known = {"path",     "repo",        "commit",       "files",
                                                  "language", "build",       "test",         "bench",
                                                  "metric",   "digest",      "repetitions",  "noise_margin",
-                                                 "timeout_seconds"};
+                                                 "timeout_seconds", "workload",  "libraries",    "context"};
   for (const auto& item : *code)
     if (std::find(known.begin(), known.end(), item.first.Scalar()) == known.end())
       return f.Fail("code." + item.first.Scalar(), item.first,
@@ -343,7 +343,8 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
        {std::tuple{"path", &spec.path, false}, std::tuple{"repo", &spec.repo, false},
         std::tuple{"commit", &spec.commit, false}, std::tuple{"language", &spec.language, true},
         std::tuple{"build", &spec.build, false}, std::tuple{"test", &spec.test, true},
-        std::tuple{"bench", &spec.bench, true}})
+        std::tuple{"bench", &spec.bench, true}, std::tuple{"workload", &spec.workload, false},
+        std::tuple{"libraries", &spec.libraries, false}})
     if (auto s = text(key, *slot, required); !s) return s;
   if (spec.path.empty() == spec.repo.empty())
     return f.Fail("code", *code,
@@ -370,17 +371,29 @@ Status ParseCode(const Fields& f, const YAML::Node& root, Task& task) {
     fs::path local = fs::path(spec.repo).is_absolute() ? fs::path(spec.repo) : fs::path(task.dir) / spec.repo;
     if (fs::is_directory(local, ec)) spec.repo = fs::weakly_canonical(local, ec).string();
   }
+  // A list of paths (globs) relative to the code base's root, each without '..'.
+  auto relative = [&](const YAML::Node& list, const std::string& key, const char* what,
+                      std::vector<std::string>& out) -> Status {
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string field = key + "[" + std::to_string(i) + "]";
+      auto item = f.Scalar(list[i], field);
+      if (!item) return item.error();
+      if (item->empty() || (*item)[0] == '/' || item->find("..") != std::string::npos)
+        return f.Fail(field, list[i], std::string("a ") + what + " relative to the code base's root, without '..'");
+      out.push_back(*item);
+    }
+    return Ok{};
+  };
   const YAML::Node files = (*code)["files"];
   if (!files.IsDefined() || !files.IsSequence() || files.size() == 0)
     return f.Fail("code.files", files.IsDefined() ? files : *code,
                   "expected a list of globs: the files the agents may change (e.g. [src/*.cc, include/**.h])");
-  for (size_t i = 0; i < files.size(); ++i) {
-    const std::string field = "code.files[" + std::to_string(i) + "]";
-    auto glob = f.Scalar(files[i], field);
-    if (!glob) return glob.error();
-    if (glob->empty() || (*glob)[0] == '/' || glob->find("..") != std::string::npos)
-      return f.Fail(field, files[i], "a glob relative to the code base's root, without '..'");
-    spec.files.push_back(*glob);
+  if (auto s = relative(files, "code.files", "glob", spec.files); !s) return s;
+  if (const YAML::Node context = (*code)["context"]; context.IsDefined() && !context.IsNull()) {
+    if (!context.IsSequence())
+      return f.Fail("code.context", context,
+                    "expected a list of paths: the files the tests and the benchmark run (shown read-only)");
+    if (auto s = relative(context, "code.context", "path", spec.context); !s) return s;
   }
   auto metric = f.Required(*code, "metric", "code.metric");
   if (!metric) return metric.error();

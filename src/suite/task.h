@@ -95,6 +95,16 @@ struct CodeSpec {
     std::string regex, json_path;
     bool empty() const { return regex.empty() && json_path.empty(); }
   } digest;
+  /// Optional, for the prompts: what the benchmark's data is (its sizes, its
+  /// distribution, where it comes from), in the task author's words.
+  std::string workload;
+  /// Optional, for the prompts: what the candidate may use (libraries allowed
+  /// or forbidden, the language version to keep to), in the task author's words.
+  std::string libraries;
+  /// Optional: the files (relative to the root) the tests and the benchmark
+  /// run, shown to the agents read-only; those the test and bench commands
+  /// name by path are found without it.
+  std::vector<std::string> context;
   int repetitions = 5;           ///< benchmark runs per candidate (and pairs per side-by-side comparison)
   double noise_margin = 0.02;    ///< a change counts as faster only beyond this fraction
   double timeout_seconds = 600;  ///< per command

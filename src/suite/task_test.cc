@@ -413,6 +413,25 @@ TEST_F(CodeTaskFile, ADigestIsReadByARegexOrAJsonPath) {
   EXPECT_NE(ErrorFor(bench, bench + "  digest: checksum\n").find("code.digest"), std::string::npos);
 }
 
+// What the prompts tell of the workload, the allowed libraries and the
+// tests' and benchmark's files: optional, read as written, a context path
+// outside the code base an error naming the field.
+TEST_F(CodeTaskFile, TheWorkloadTheLibrariesAndTheContextFilesAreOptional) {
+  std::string yaml = kCodeTask;
+  yaml += "  workload: 1 MB of random text\n  libraries: the standard library only\n  context: [bench/b.cc, t.cc]\n";
+  auto task = Load(yaml);
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->code.workload, "1 MB of random text");
+  EXPECT_EQ(task->code.libraries, "the standard library only");
+  EXPECT_EQ(task->code.context, (std::vector<std::string>{"bench/b.cc", "t.cc"}));
+  auto plain = Load(kCodeTask);
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(plain->code.workload.empty() && plain->code.libraries.empty() && plain->code.context.empty());
+  const std::string bench = "  bench: ./bench\n";
+  EXPECT_NE(ErrorFor(bench, bench + "  context: [../x.cc]\n").find("code.context[0]"), std::string::npos);
+  EXPECT_NE(ErrorFor(bench, bench + "  context: x.cc\n").find("code.context"), std::string::npos);
+}
+
 // A commit beside a folder was once dropped without a word, and any language
 // was taken: both are errors naming the file, the field, its line and what is accepted.
 TEST_F(CodeTaskFile, ACommitBesideAPathAndAnUnknownLanguageAreErrors) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -19,6 +20,7 @@
 #include "eval/metric.h"
 #include "eval/sandbox.h"
 #include "eval/stats.h"
+#include "targets/code/context.h"
 #include "targets/code/files.h"
 #include "targets/code/metric.h"
 
@@ -206,6 +208,7 @@ struct CodeTarget::Prepared {
   Profile profile;
   Profile built;                  ///< the profile as the build left it
   std::optional<Profile> tested;  ///< as the tests left it, once they passed
+  std::optional<std::string> time_profile;  ///< where its benchmark's time goes, once asked (TimeProfile)
   double start = 0;
   /// Whether it may still be benchmarked: nothing has failed it yet.
   bool ok() const { return profile.status == Verdict::kOk; }
@@ -288,7 +291,17 @@ std::map<std::string, std::string> CodeTarget::PromptValues(const suite::Task& t
           {"bench_command", c.bench},
           {"metric", MetricText(c.metric)},
           {"repetitions", std::to_string(c.repetitions)},
-          {"noise_margin", fmt::format("{:g}%", 100 * c.noise_margin)}};
+          {"noise_margin", fmt::format("{:g}%", 100 * c.noise_margin)},
+          {"workload", c.workload.empty() ? "(not described by the task: read the benchmark below)" : c.workload},
+          {"libraries", c.libraries.empty() ? "not said by the task: the standard library and what the code base "
+                                              "already uses; nothing can be installed (the commands run without "
+                                              "network)"
+                                            : c.libraries},
+          {"toolchain", ToolchainText(c.language)},
+          {"context", [&] {
+             auto base = BaseOf(task);
+             return base ? ContextText(*base, c) : "(the code base could not be had: " + base.error().message + ")\n";
+           }()}};
 }
 
 // A task's command, with the shell, in the candidate's copy: a fresh, empty
@@ -298,7 +311,7 @@ std::map<std::string, std::string> CodeTarget::PromptValues(const suite::Task& t
 // original code base included), the copy itself writable for the build only
 // (the tests and the benchmark read it), no network.
 Result<eval::SandboxOutcome> CodeTarget::Shell(const std::string& command, Prepared& p, double timeout, uint64_t seed,
-                                               bool writable_copy) const {
+                                               bool writable_copy, std::vector<std::string> extra_env) const {
   const fs::path tmp = p.dir->path() / "tmp", home = p.dir->path() / "home";
   std::error_code ec;
   for (const fs::path& d : {tmp, home}) {
@@ -308,6 +321,7 @@ Result<eval::SandboxOutcome> CodeTarget::Shell(const std::string& command, Prepa
   }
   std::vector<std::string> env = {"TMPDIR=" + tmp.string(), "HOME=" + home.string(),
                                   "ACCELOPT_SEED=" + std::to_string(seed)};
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
   if (!ConfinementProblem().empty()) return Program({"sh", "-c", command}, p.root, timeout, std::move(env));
   std::vector<fs::path> writable = {tmp, home};
   if (writable_copy) writable.push_back(p.root);
@@ -492,6 +506,42 @@ bool CodeTarget::Disturbed(const BenchRun& run, int& retries_left, Prepared& p) 
   return true;
 }
 
+std::string CodeTarget::TimeProfile(const suite::Task& task, Prepared& p) const {
+  if (p.time_profile) return *p.time_profile;
+  const suite::CodeSpec& spec = task.code;
+  std::string& text = p.time_profile.emplace();
+  if (spec.language != "python") {
+    text = "no profile was taken: the code base is " + spec.language +
+           ", and the engine profiles only Python code bases (one run of the benchmark under cProfile); read the "
+           "benchmark and its figures instead\n";
+    return text;
+  }
+  const fs::path site = p.dir->path() / "pyprofile", out = p.dir->path() / "tmp" / ".accelopt-profile";
+  std::error_code ec;
+  fs::create_directories(site, ec);
+  if (auto s = WriteFile((site / "sitecustomize.py").string(), ProfilerSiteCustomize()); !s) {
+    text = "no profile was taken: " + s.error().message + "\n";
+    return text;
+  }
+  std::string pythonpath = site.string();
+  if (const char* had = std::getenv("PYTHONPATH"); had && *had) pythonpath += std::string(":") + had;
+  auto ran = Shell(spec.bench, p, spec.timeout_seconds, FreshSeed(), false,
+                   {"PYTHONPATH=" + pythonpath, "ACCELOPT_PROFILE_DIR=" + out.string()});
+  if (!ran) {
+    text = "no profile was taken: " + ran.error().message + "\n";
+  } else if (!ran->exited_cleanly()) {
+    text = "no profile was taken: " + FailureOf("the benchmark under cProfile", *ran, spec.timeout_seconds) + "\n";
+  } else if (std::string read = ReadPythonProfiles(out, p.root); !read.empty()) {
+    text = "one more run of the benchmark with each of its Python processes under cProfile (confined as the "
+           "benchmark is; profiling slows calls, so read the shares, not the seconds), top entries by cumulative "
+           "time:\n" + read;
+  } else {
+    text = "no profile was taken: the benchmark ran no Python process that wrote one (started with -S or -I, or "
+           "ended by os._exit, or not Python at all)\n";
+  }
+  return text;
+}
+
 void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<double>& costs,
                         const std::vector<double>& loads) const {
   const suite::CodeSpec& spec = task.code;
@@ -507,6 +557,7 @@ void CodeTarget::Finish(const suite::Task& task, Prepared& p, const std::vector<
       "its figure read from each run's output; a run during which other processes used more than {:.0f}% of the "
       "machine is run again ({} times at most); {}",
       costs.size(), 100 * options_.disturbed_share, options_.disturbed_retries, ConfinementText());
+  if (profile.status == Verdict::kOk) profile.time_profile = TimeProfile(task, p);
   profile.wall_seconds = NowSeconds() - p.start;
 }
 

@@ -87,7 +87,11 @@ class CodeTarget : public targets::Target {
   /// Runs one of the task's commands in the candidate's copy, with `seed` as
   /// $ACCELOPT_SEED; the copy writable only with `writable_copy` (the build).
   Result<eval::SandboxOutcome> Shell(const std::string& command, Prepared& prepared, double timeout, uint64_t seed,
-                                     bool writable_copy = false) const;
+                                     bool writable_copy = false, std::vector<std::string> extra_env = {}) const;
+  /// Where the benchmark's time goes, once per copy: for a Python code base,
+  /// one more run of the benchmark (confined as it is) with each Python
+  /// process under cProfile, its top entries; else, or when it fails, why none was taken.
+  std::string TimeProfile(const suite::Task& task, Prepared& prepared) const;
   /// Whether `run` was disturbed and is to be run again (counted in the profile, a retry spent).
   bool Disturbed(const BenchRun& run, int& retries_left, Prepared& prepared) const;
   /// The profile of a candidate whose benchmark runs gave `costs`, while
