@@ -148,9 +148,17 @@ TEST(CliOptimize, TheLoopRunsOnAnExternalTarget) {
                             root + "/tests/fixtures/external/scale_add.jsonl" + db);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("[scale_add] iteration 1/1: evaluated 1/1"), std::string::npos) << run.out;
+  // The child was compared with its parent side by side; it joins the best
+  // lineage when its interval clears the noise margin, which a loaded machine
+  // (a parallel ctest) can deny it: then the run says what it measured and
+  // the child is the baseline's, not best.
+  const size_t compared = run.out.find("candidate 2 against its parent 1, side by side: ");
+  ASSERT_NE(compared, std::string::npos) << run.out;
   CommandRun show = Accelopt("show 1 --no-code" + db);
   ASSERT_EQ(show.exit_code, 0) << show.out;
-  EXPECT_NE(show.out.find("Replace the indexed loop with C-speed map"), std::string::npos) << show.out;
+  const bool cleared = show.out.find("Replace the indexed loop with C-speed map") != std::string::npos;
+  if (!cleared) std::printf("the child did not clear the noise margin here: %s\n", run.out.substr(compared, 160).c_str());
+  EXPECT_NE(show.out.find(cleared ? "best candidate 2" : "best candidate 1"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("scored against: the external target's peaks"), std::string::npos) << show.out;
   CommandRun resume = Accelopt("resume 1" + db);
   ASSERT_EQ(resume.exit_code, 0) << resume.out;
