@@ -411,8 +411,6 @@ class Monitor {
     Check(cudaMallocHost(&host_outputs_, std::max<size_t>(host_outputs_bytes_, 1)), "cudaMallocHost (outputs)");
   }
 
-  const std::vector<void*>& args() const { return args_; }
-
   // Empty rounds with the runner not yet holding the kernel: the handshake,
   // an empty launch, and the probe's baselines.
   void Handshake() {
@@ -420,7 +418,7 @@ class Monitor {
     for (int r = 0; r < 2 * kHandshakeRounds; ++r) {
       Prepare(r, nullptr);
       quiet.push_back(Probe());
-      const long long ns = Release(r % 2 ? kEmptyLaunch : kEmpty, "an empty call");
+      const long long ns = Release(r % 2 ? kEmptyLaunch : kEmpty, "setup", 1, "an empty call: ");
       (r % 2 ? launch : empty).push_back(ns);
       probe.push_back(Probe());
     }
@@ -433,15 +431,26 @@ class Monitor {
     Say("probe_ns " + std::to_string(probe_ns_) + " " + std::to_string(probe_slack_));
   }
 
-  void Load() {
-    kill(runner, SIGCONT);
-    const char command = kLoad;
-    if (!WriteAll(cmd_fd, &command, 1)) Fail("load", "the kernel's process is gone", 2);
+  // Hands the runner the arguments (CUDA IPC) and waits until it mapped
+  // them; then the monitor becomes undumpable and the runner is stopped.
+  void Connect() {
+    const int count = static_cast<int>(args_.size());
+    std::vector<cudaIpcMemHandle_t> handles(args_.size());
+    for (size_t i = 0; i < handles.size(); ++i) Check(cudaIpcGetMemHandle(&handles[i], args_[i]), "cudaIpcGetMemHandle");
+    if (!WriteAll(cmd_fd, &count, sizeof count) ||
+        !WriteAll(cmd_fd, handles.data(), handles.size() * sizeof(cudaIpcMemHandle_t)))
+      Fail("setup", "cannot reach the kernel's process", 1);
     std::string error;
-    if (!Await(error)) Fail("load", "the kernel's process ended while loading the kernel" + RunnerEnd(), 2);
-    Stop("load");
-    if (!error.empty()) Fail("load", error, 2);
+    if (!Await(error)) Fail("setup", "the kernel's process did not start" + RunnerEnd(), 1);
+    if (!error.empty()) Fail("setup", "the kernel's process could not map its arguments: " + error, 1);
+    // The runner has mapped the arguments (CUDA IPC needed the monitor as it
+    // was) and loaded nothing yet: from now on nothing of the monitor is
+    // readable or traceable by another process of its user.
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    Stop("setup", 1);
   }
+
+  void Load() { Release(kLoad, "load", 2); }
 
   void Calls() {
     std::mt19937_64 draw(std::random_device{}());
@@ -453,7 +462,7 @@ class Monitor {
       Prepare(c, &plan_.calls[static_cast<size_t>(c)]);
       if (const long long stray = Probe() - quiet_ns_; stray > 4 * quiet_slack_)
         Say("stray " + std::to_string(c) + " " + std::to_string(stray));
-      const long long ns = Release(kCall, nullptr, c);
+      const long long ns = Release(kCall, "call " + std::to_string(c), 2);
       Say("call " + std::to_string(c) + " " + std::to_string(ns));
       if (const long long late = Probe() - probe_ns_; late > probe_slack_)
         Say("late " + std::to_string(c) + " " + std::to_string(late));
@@ -541,18 +550,18 @@ class Monitor {
   }
 
   // Releases the stopped runner with `command`, times it to its answer and
-  // stops it again. `what` names an empty round, else call `c` is running.
-  long long Release(char command, const char* what, long c = 0) {
-    const std::string kind = what ? std::string("setup") : "call " + std::to_string(c);
+  // stops it again. A failure is reported as `kind` ("setup", "load", "call
+  // i") with exit status `code`, the runner's own error after `prefix`.
+  long long Release(char command, const std::string& kind, int code, const std::string& prefix = "") {
     const long long t0 = NowNs();
     kill(runner, SIGCONT);
-    if (!WriteAll(cmd_fd, &command, 1)) Fail(kind, "the kernel's process is gone" + RunnerEnd(), what ? 1 : 2);
+    if (!WriteAll(cmd_fd, &command, 1)) Fail(kind, "the kernel's process is gone" + RunnerEnd(), code);
     std::string error;
     const bool answered = Await(error);
     const long long ns = NowNs() - t0;
-    if (!answered) Fail(kind, "the kernel's process ended during the call" + RunnerEnd(), what ? 1 : 2);
-    Stop(kind);
-    if (!error.empty()) Fail(kind, what ? std::string(what) + ": " + error : error, what ? 1 : 2);
+    if (!answered) Fail(kind, "the kernel's process ended before it answered" + RunnerEnd(), code);
+    Stop(kind, code);
+    if (!error.empty()) Fail(kind, prefix + error, code);
     return ns;
   }
 
@@ -570,11 +579,11 @@ class Monitor {
     return true;
   }
 
-  void Stop(const std::string& kind) {
+  void Stop(const std::string& kind, int code) {
     kill(runner, SIGSTOP);
     siginfo_t info{};
     if (waitid(P_PID, runner, &info, WSTOPPED | WEXITED) != 0 || info.si_code != CLD_STOPPED)
-      Fail(kind, "the kernel's process ended after its call" + RunnerEnd(), 2);
+      Fail(kind, "the kernel's process ended after it answered" + RunnerEnd(), code);
   }
 
   // How the runner ended, once it has.
@@ -727,28 +736,7 @@ int main(int argc, char** argv) {
   }
   Monitor monitor(plan, sets, tables);
   StartRunner(self, library.c_str(), monitor);
-  // The arguments, shared with the runner through CUDA IPC.
-  const int count = static_cast<int>(monitor.args().size());
-  std::vector<cudaIpcMemHandle_t> handles(monitor.args().size());
-  for (size_t i = 0; i < handles.size(); ++i) Check(cudaIpcGetMemHandle(&handles[i], monitor.args()[i]), "cudaIpcGetMemHandle");
-  if (!WriteAll(monitor.cmd_fd, &count, sizeof count) ||
-      !WriteAll(monitor.cmd_fd, handles.data(), handles.size() * sizeof(cudaIpcMemHandle_t)))
-    Fail("setup", "cannot reach the kernel's process", 1);
-  char ready = 0;
-  if (!ReadAll(monitor.ack_fd, &ready, 1)) Fail("setup", "the kernel's process did not start", 1);
-  if (ready != 'o') {
-    std::string why;
-    for (char ch; why.size() < 2000 && ReadAll(monitor.ack_fd, &ch, 1) && ch != '\n';) why += ch;
-    Fail("setup", "the kernel's process could not map its arguments: " + why, 1);
-  }
-  // The runner has mapped the arguments (CUDA IPC needed the monitor as it
-  // was) and loaded nothing yet: from now on nothing of the monitor is
-  // readable or traceable by another process of its user.
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  kill(runner, SIGSTOP);
-  siginfo_t info{};
-  if (waitid(P_PID, runner, &info, WSTOPPED | WEXITED) != 0 || info.si_code != CLD_STOPPED)
-    Fail("setup", "the kernel's process ended", 1);
+  monitor.Connect();
   monitor.Handshake();
   monitor.Load();
   monitor.Calls();
