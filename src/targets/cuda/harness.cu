@@ -242,6 +242,19 @@ struct Plan {
   std::vector<Call> calls;
   long returned = 0, timed_from = 0, checks = 0;
   long long flush_bytes = 0;
+
+  // Bytes of the inputs one base set holds (all but the int32 ones), and of
+  // the int32 inputs each call's row of the tables holds.
+  long SetBytes() const { return InputBytes(false); }
+  long TableBytes() const { return InputBytes(true); }
+
+ private:
+  long InputBytes(bool int32) const {
+    long bytes = 0;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if ((itypes[i] == kInt32) == int32) bytes += inputs[i] * static_cast<long>(Bytes(itypes[i]));
+    return bytes;
+  }
 };
 
 int result_fd = 3;
@@ -378,17 +391,10 @@ class Monitor {
     Say("device " + std::string(prop.name) + " sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + " " +
         std::to_string(prop.l2CacheSize));
     Check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    // The base sets on the device, in the monitor's context only.
-    long per_set = 0;
-    for (size_t i = 0; i < plan.inputs.size(); ++i)
-      if (plan.itypes[i] != kInt32) per_set += plan.inputs[i] * Bytes(plan.itypes[i]);
-    for (size_t i = 0; i < plan.inputs.size(); ++i) table_bytes_ += plan.itypes[i] == kInt32 ? plan.inputs[i] * 4 : 0;
-    if (static_cast<long>(sets.size()) != plan.sets * per_set ||
-        static_cast<long>(tables.size()) != static_cast<long>(plan.calls.size()) * table_bytes_)
-      Fail("setup", "the sets or tables do not match the plan", 1);
+    // The base sets on the device, in the monitor's context only (main read
+    // exactly plan.sets * SetBytes() of them).
     Check(cudaMalloc(&sets_, std::max<size_t>(sets.size(), 1)), "cudaMalloc (sets)");
     Check(cudaMemcpy(sets_, sets.data(), sets.size(), cudaMemcpyHostToDevice), "copying the sets");
-    set_bytes_ = per_set;
     for (size_t i = 0; i < plan.inputs.size(); ++i) {
       void *p = nullptr, *k = nullptr;
       const size_t bytes = std::max<long>(plan.inputs[i], 1) * Bytes(plan.itypes[i]);
@@ -456,7 +462,6 @@ class Monitor {
     std::mt19937_64 draw(std::random_device{}());
     long checks_left = plan_.checks;
     const long calls = static_cast<long>(plan_.calls.size());
-    std::vector<long> returned;
     std::vector<char> kept;  // the outputs of returned and checked calls, in call order
     for (long c = 0; c < calls; ++c) {
       Prepare(c, &plan_.calls[static_cast<size_t>(c)]);
@@ -504,7 +509,7 @@ class Monitor {
   // L2, then synchronizes: every call alike.
   void Prepare(long round, const Call* call) {
     if (call) {
-      const char* table = tables_.data() + round * table_bytes_;
+      const char* table = tables_.data() + round * plan_.TableBytes();
       for (size_t i = 0, at = 0; i < plan_.inputs.size(); ++i) {
         const long n = plan_.inputs[i];
         const int type = plan_.itypes[i];
@@ -512,7 +517,7 @@ class Monitor {
           Check(cudaMemcpyAsync(args_[i], table, n * 4, cudaMemcpyHostToDevice, stream_), "copying inputs");
           table += n * 4;
         } else {
-          const char* base = static_cast<const char*>(sets_) + call->set * set_bytes_ + at;
+          const char* base = static_cast<const char*>(sets_) + call->set * plan_.SetBytes() + at;
           const uint32_t flip = call->perturbed ? plan_.flip[i] : 0u;
           if (type == kBf16)
             DeriveBf16<<<1024, 256, 0, stream_>>>(reinterpret_cast<const uint16_t*>(base),
@@ -659,7 +664,6 @@ class Monitor {
 
   const Plan& plan_;
   const std::vector<char>& tables_;
-  long table_bytes_ = 0, set_bytes_ = 0;
   void* sets_ = nullptr;
   std::vector<void*> args_;
   std::vector<unsigned char*> kept_, snapshots_, canaries_;
@@ -714,9 +718,7 @@ int main(int argc, char** argv) {
   for (int fd : {3, 4}) fcntl(fd, F_SETFD, FD_CLOEXEC);
   Plan plan;
   if (!ReadPlan(argv[2], plan)) Fail("setup", std::string("cannot read the plan ") + argv[2], 1);
-  long per_set = 0, per_call = 0;
-  for (size_t i = 0; i < plan.inputs.size(); ++i)
-    (plan.itypes[i] == kInt32 ? per_call : per_set) += plan.inputs[i] * Bytes(plan.itypes[i]);
+  const long per_set = plan.SetBytes(), per_call = plan.TableBytes();
   // Checked before the GPU is touched: a test without one runs up to here.
   if (plan.sets <= 0) Fail("setup", "the plan names no input set", 1);
   const std::vector<char> sets = ReadBytes(plan.sets_file, plan.sets * per_set);
