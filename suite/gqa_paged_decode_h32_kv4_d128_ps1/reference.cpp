@@ -1,47 +1,90 @@
 // Paged grouped-query attention for decode (FlashInfer-Bench gqa_paged_decode),
 // in double. Every input arrives as float32 values: the bf16 ones exactly, the
 // offsets and page ids as whole numbers.
+//
+// Arranged so that it takes seconds at the gpu shape: per request and kv head,
+// the keys and values are gathered once in page order (as double), every query
+// head of the group reads them together, and each dot product sums in eight
+// independent lanes (the same arithmetic in double; the float32 evaluation
+// made from this source sums in the same order).
 #include <cmath>
 #include <vector>
 
 static_assert(page_size == 1, "pages of one token: a page id is a token's row in the cache");
 
+namespace {
+
+constexpr long kLanes = 8;
+static_assert(head_dim % kLanes == 0, "head_dim a multiple of the lanes of a dot product");
+
+double Dot(const double* a, const double* b) {
+  double lane[kLanes] = {};
+  for (long d = 0; d < head_dim; d += kLanes)
+    for (long u = 0; u < kLanes; ++u) lane[u] += a[d + u] * b[d + u];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+}  // namespace
+
 extern "C" void reference(const float* q, const float* k_cache, const float* v_cache, const float* kv_indptr,
                           const float* kv_indices, const float* sm_scale, double* output, double* lse) {
   const long group = num_qo_heads / num_kv_heads;
   const double scale = sm_scale[0];
-  std::vector<double> p;
+  std::vector<double> keys, values, queries(group * head_dim), p, acc(group * head_dim);
+  std::vector<double> mx(group), sum(group);
   for (long b = 0; b < batch_size; ++b) {
-    const long begin = (long)kv_indptr[b], end = (long)kv_indptr[b + 1];
-    p.assign(end - begin, 0.0);
-    for (long h = 0; h < num_qo_heads; ++h) {
-      const long kh = h / group;
-      const float* qh = q + (b * num_qo_heads + h) * head_dim;
-      double* o = output + (b * num_qo_heads + h) * head_dim;
-      for (long d = 0; d < head_dim; ++d) o[d] = 0.0;
-      if (begin == end) {  // no pages: FlashInfer-Bench leaves zeros and -inf
-        lse[b * num_qo_heads + h] = -INFINITY;
-        continue;
+    const long begin = (long)kv_indptr[b], len = (long)kv_indptr[b + 1] - begin;
+    const long rows = len > 0 ? len : 1;
+    keys.assign(rows * head_dim, 0.0);
+    values.assign(rows * head_dim, 0.0);
+    p.assign(group * rows, 0.0);
+    for (long kh = 0; kh < num_kv_heads; ++kh) {
+      const long row0 = b * num_qo_heads + kh * group;  // the group's first query head
+      for (long g = 0; g < group; ++g) {
+        double* o = output + (row0 + g) * head_dim;
+        for (long d = 0; d < head_dim; ++d) o[d] = 0.0;
+        if (len <= 0) lse[row0 + g] = -INFINITY;  // no pages: FlashInfer-Bench leaves zeros and -inf
       }
-      double mx = -INFINITY;
-      for (long j = begin; j < end; ++j) {
-        const float* k = k_cache + ((long)kv_indices[j] * num_kv_heads + kh) * head_dim;
-        double s = 0.0;
-        for (long d = 0; d < head_dim; ++d) s += (double)qh[d] * k[d];
-        p[j - begin] = s * scale;
-        mx = std::max(mx, p[j - begin]);
+      if (len <= 0) continue;
+      for (long j = 0; j < len; ++j) {
+        const long at = ((long)kv_indices[begin + j] * num_kv_heads + kh) * head_dim;
+        for (long d = 0; d < head_dim; ++d) {
+          keys[j * head_dim + d] = k_cache[at + d];
+          values[j * head_dim + d] = v_cache[at + d];
+        }
       }
-      double sum = 0.0;
-      for (long j = begin; j < end; ++j) {
-        p[j - begin] = std::exp(p[j - begin] - mx);
-        sum += p[j - begin];
+      for (long x = 0; x < group * head_dim; ++x) queries[x] = q[row0 * head_dim + x];
+      for (long g = 0; g < group; ++g) mx[g] = -INFINITY;
+      for (long j = 0; j < len; ++j) {
+        const double* k = &keys[j * head_dim];
+        for (long g = 0; g < group; ++g) {
+          const double s = Dot(&queries[g * head_dim], k) * scale;
+          p[g * rows + j] = s;
+          mx[g] = std::max(mx[g], s);
+        }
       }
-      for (long j = begin; j < end; ++j) {
-        const float* v = v_cache + ((long)kv_indices[j] * num_kv_heads + kh) * head_dim;
-        const double w = p[j - begin] / sum;
-        for (long d = 0; d < head_dim; ++d) o[d] += w * v[d];
+      for (long g = 0; g < group; ++g) {
+        double total = 0.0;
+        for (long j = 0; j < len; ++j) {
+          p[g * rows + j] = std::exp(p[g * rows + j] - mx[g]);
+          total += p[g * rows + j];
+        }
+        sum[g] = total;
       }
-      lse[b * num_qo_heads + h] = (mx + std::log(sum)) / std::log((double)2.0);
+      for (long x = 0; x < group * head_dim; ++x) acc[x] = 0.0;
+      for (long j = 0; j < len; ++j) {
+        const double* v = &values[j * head_dim];
+        for (long g = 0; g < group; ++g) {
+          const double w = p[g * rows + j] / sum[g];
+          double* a = &acc[g * head_dim];
+          for (long d = 0; d < head_dim; ++d) a[d] += w * v[d];
+        }
+      }
+      for (long g = 0; g < group; ++g) {
+        double* o = output + (row0 + g) * head_dim;
+        for (long d = 0; d < head_dim; ++d) o[d] = acc[g * head_dim + d];
+        lse[row0 + g] = (mx[g] + std::log(sum[g])) / std::log((double)2.0);
+      }
     }
   }
 }
