@@ -42,7 +42,7 @@ t0=$(date +%s)
 say "gpu tests: exit $? in $(($(date +%s) - t0)) s; $(grep -cE '^\[       OK' "$OUTDIR/gpu_tests.txt") ok, $(grep -cE '^\[  FAILED  \] [A-Z]' "$OUTDIR/gpu_tests.txt") failed, $(grep -cE '^\[  SKIPPED \] [A-Z]' "$OUTDIR/gpu_tests.txt") skipped"
 grep -E '^\[ cheat' "$OUTDIR/gpu_tests.txt" | tee -a "$summary"
 
-# Baselines first (the README's table), prefill last: its CPU references are slow.
+# Baselines first (the README's table), prefill last: its CPU references are the slowest.
 evals="$OUTDIR/evals.jsonl"
 : > "$evals"
 tasks=$(cd "$SRC/suite" && ls -d */ | tr -d / | grep -v prefill)
