@@ -311,7 +311,7 @@
         source: String(c.parent), target: String(c.id),
         lineStyle: { type: failed ? 'dashed' : 'solid', width: c.best_lineage ? 3 : 1.2,
                      color: c.best_lineage ? '#0d47a1' : (failed ? '#bbb' : '#777') },
-        label: { show: true, formatter: () => shorten(c.plan_title, 38) + '\n' + what },
+        label: { show: true, formatter: () => shorten(c.plan_title, 40) + '  \u00b7  ' + what },
       };
     });
     return {
@@ -329,7 +329,7 @@
       series: [{
         type: 'graph', layout: 'none', roam: true,
         edgeSymbol: ['none', 'arrow'], edgeSymbolSize: 6,
-        edgeLabel: { fontSize: 11, color: '#212121' },
+        edgeLabel: { fontSize: 11, color: '#212121', position: 'end', align: 'right', verticalAlign: 'bottom', padding: [0, 14, 2, 0] },
         emphasis: { focus: 'adjacency' },
         data: nodes, links,
       }],
