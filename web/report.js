@@ -160,11 +160,18 @@
         data: lines,
       },
     });
+    // The step's interval carried onto the measure: the parent's percentage
+    // times the speedup's ends, or the parent's latency over them.
+    const byId = new Map(task.candidates.map((c) => [c.id, c]));
     const intervals = [];
     for (const i of task.iterations) {
       const s = i.step;
-      if (!s || !(s.pairs > 0) || !isNum(s.parent_percent) || !task.scored) continue;
-      intervals.push([i.iteration, s.parent_percent * s.ci_low, s.parent_percent * s.ci_high, i.best_id]);
+      if (!s || !(s.pairs > 0)) continue;
+      const parent = byId.get(s.parent);
+      if (task.scored && isNum(s.parent_percent))
+        intervals.push([i.iteration, s.parent_percent * s.ci_low, s.parent_percent * s.ci_high, i.best_id]);
+      else if (!task.scored && parent && isNum(parent.latency_s) && s.ci_low > 0)
+        intervals.push([i.iteration, parent.latency_s * 1e3 / s.ci_high, parent.latency_s * 1e3 / s.ci_low, i.best_id]);
     }
     series.push({
       name: 'step interval', type: 'custom', color: '#1565c0', data: intervals, z: 3,
@@ -192,7 +199,6 @@
         }),
       });
     }
-    const byId = new Map(task.candidates.map((c) => [c.id, c]));
     const option = {
       animation: false,
       grid: { left: 70, right: 150, top: 40, bottom: 45 },
@@ -205,7 +211,8 @@
           if (p.seriesName === 'step interval' && c)
             return tooltipOf(['iteration ' + p.value[0] + ': step to candidate ' + c.id,
                               'side by side ' + speedupText(c.vs_parent),
-                              'so ' + percent(p.value[1]) + ' to ' + percent(p.value[2]) + ' of peak']);
+                              task.scored ? 'so ' + percent(p.value[1]) + ' to ' + percent(p.value[2]) + ' of peak'
+                                          : 'so ' + seconds(p.value[1] / 1e3) + ' to ' + seconds(p.value[2] / 1e3)]);
           if (!c) return tooltipOf([p.name || p.seriesName]);
           return tooltipOf([
             'candidate ' + c.id + ' (iteration ' + c.iteration + '), ' + statusName(c),
