@@ -415,23 +415,31 @@
   function suiteSection(data) {
     const s = section('Suite', 'suite');
     const g = data.suite;
-    s.append(el('p', 'headline', 'geometric mean of the best % of peak over ' + g.scored_tasks + ' scored of ' +
-                g.tasks + ' tasks: ' + percent(g.geomean_percent) + ' (baselines ' +
-                percent(g.baseline_geomean_percent) + ')'));
     const names = data.tasks.map((t) => t.name);
-    const series = [
+    const scored = g.scored_tasks > 0;
+    const speedup = isNum(g.geomean_speedup) ? g.geomean_speedup.toFixed(2) + '\u00d7' : '-';
+    s.append(el('p', 'headline', scored
+      ? 'geometric mean of the best % of peak over ' + g.scored_tasks + ' scored of ' + g.tasks + ' tasks: ' +
+        percent(g.geomean_percent) + ' (baselines ' + percent(g.baseline_geomean_percent) + '); of the speedups: ' + speedup
+      : 'unscored (no hardware profile): geometric mean of the best\'s speedup over the baseline, step by step, over ' +
+        g.tasks + ' tasks: ' + speedup));
+    const series = scored ? [
       { name: 'baseline', type: 'bar', color: '#90a4ae', data: data.tasks.map((t) => t.baseline_percent) },
       { name: 'best', type: 'bar', color: '#1565c0', data: data.tasks.map((t) => t.best_percent) },
+    ] : [
+      { name: 'speedup over the baseline', type: 'bar', color: '#1565c0',
+        data: data.tasks.map((t) => (t.speedup ? t.speedup.estimate : null)) },
     ];
-    if (data.tasks.some((t) => t.anchors.length))
+    if (scored && data.tasks.some((t) => t.anchors.length))
       series.push({ name: 'anchor', type: 'bar', color: '#ef6c00',
                     data: data.tasks.map((t) => (t.anchors.length ? Math.max(...t.anchors.map((a) => a.percent_of_peak)) : null)) });
     const box = chartBox('suite-bars', 300);
     chart(box, {
       animation: false, legend: { top: 0 }, grid: { left: 70, right: 30, top: 40, bottom: 60 },
-      tooltip: { trigger: 'item', formatter: (p) => tooltipOf([p.name, p.seriesName + ': ' + percent(p.value)]) },
+      tooltip: { trigger: 'item', formatter: (p) => tooltipOf([p.name, p.seriesName + ': ' +
+                                                              (scored ? percent(p.value) : p.value.toFixed(2) + '\u00d7')]) },
       xAxis: { type: 'category', data: names, axisLabel: { interval: 0, rotate: names.length > 6 ? 30 : 0 } },
-      yAxis: { type: 'value', name: '% of peak' },
+      yAxis: { type: 'value', name: scored ? '% of peak' : 'speedup (\u00d7)' },
       series,
     });
     s.append(box);
