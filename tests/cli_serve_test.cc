@@ -62,9 +62,11 @@ struct ServeProcess {
   int port = 0;
 };
 
-// Waits until the store exists with run 1 in it, as `optimize` creates it.
+// Waits until the store exists with run 1 in it, as `optimize` creates it
+// (after it calibrates the machine, when the tests' home has no profile yet,
+// which waits for the device as long as another process measures on it).
 bool WaitForRun(const std::string& db) {
-  for (int i = 0; i < 1200; ++i) {
+  for (int i = 0; i < 6000; ++i) {
     if (auto store = store::OpenStoreReadOnly(db))
       if (auto runs = (*store)->ListRuns(); runs && !runs->empty()) return true;
     std::this_thread::sleep_for(50ms);

@@ -11,10 +11,15 @@
 #include <cstring>
 #include <thread>
 
+#include <sys/socket.h>
+
 #include "core/check.h"
 
 namespace accelopt::report {
 namespace {
+
+// Connections the kernel holds for the server while its threads are busy.
+constexpr int kBacklog = 1024;
 
 // Longer paths are not ours: answered 404 without being looked at further.
 constexpr size_t kMaxPath = 64;
@@ -253,6 +258,7 @@ struct Server::Impl {
   ServeOptions options;
   httplib::Server http;
   int port = 0;
+  int listening = -1;  // the listening socket, once bound
   std::thread thread;
   Impl(store::Store& s, ServeOptions o) : store(s), options(std::move(o)) {}
 };
@@ -283,6 +289,14 @@ Result<std::unique_ptr<Server>> Server::Start(store::Store& store, ServeOptions 
     return httplib::Server::HandlerResponse::Handled;
   });
   s.http.set_payload_max_length(1 << 16);
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a
+  // second server on the same port would bind too, and the two would share
+  // its requests instead of the second saying the port is in use.
+  s.http.set_socket_options([&s](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    s.listening = sock;
+  });
   const std::string where = s.options.bind + ":" + std::to_string(s.options.port);
   if (s.options.port == 0) {
     s.port = s.http.bind_to_any_port(s.options.bind);
@@ -293,6 +307,9 @@ Result<std::unique_ptr<Server>> Server::Start(store::Store& store, ServeOptions 
                    " (is another server on that port? --port names another)"};
     s.port = s.options.port;
   }
+  // httplib listens with a backlog of 5: a burst of connections beyond it
+  // waits for SYN retries (a second or more). Listening again raises it.
+  if (s.listening >= 0) ::listen(s.listening, kBacklog);
   s.thread = std::thread([&s] { s.http.listen_after_bind(); });
   // Until it runs, a stop would go unheard (and the join never end).
   while (!s.http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -71,7 +71,7 @@ TEST_F(LiveProgressTest, RecordsTheTaskTheCountsTheBestAndWhatItWaitsFor) {
       auto again = progress.Waiting("the model (planner)");
       auto device = progress.Waiting("an evaluation", [] { return std::string("the cpu device, held by eval silu"); });
       std::this_thread::sleep_for(700ms);
-      EXPECT_EQ(Stored()["waiting_for"], "the cpu device, held by eval silu; the model (planner) (x2)")
+      EXPECT_EQ(Stored()["waiting_for"], "the model (planner) (x2); the cpu device, held by eval silu")
           << Stored().dump();
     }
     std::this_thread::sleep_for(700ms);
