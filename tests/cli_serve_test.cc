@@ -88,6 +88,14 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
   BackgroundAccelopt optimize(
       "optimize --demo --shape test --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " + db,
       dir.path() + "/optimize.log");
+  // A test that fails before the run ends leaves no run behind on the device.
+  bool waited = false;
+  std::shared_ptr<void> stop_optimize(nullptr, [&](void*) {
+    if (!waited) {
+      kill(optimize.pid(), SIGTERM);
+      optimize.Wait();
+    }
+  });
   ASSERT_TRUE(WaitForRun(db)) << ReadAll(dir.path() + "/optimize.log");
   ServeProcess serve(db, dir.path() + "/serve.log");
   ASSERT_NE(serve.port, 0) << ReadAll(serve.log_path);
@@ -114,6 +122,7 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
     std::this_thread::sleep_for(50ms);
   }
   CommandRun run = optimize.Wait();
+  waited = true;
   ASSERT_EQ(run.exit_code, 0) << run.out;
   std::string states;
   for (const auto& s : seen) states += "\n  " + s;
