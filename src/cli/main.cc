@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   accelopt::cli::RegisterWorker(app);
   accelopt::cli::RegisterCandidateCommands(app);
   accelopt::cli::RegisterServe(app);
+  accelopt::cli::RegisterReport(app);
   // Ctrl-C or a SIGTERM removes the scratch folders and lets commands record that they were stopped.
   accelopt::cli::InstallInterruptHandler();
   app.set_version_flag("--version", std::string("accelopt ") + ACCELOPT_VERSION);
