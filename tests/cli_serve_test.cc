@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "core/json_io.h"
+#include "core/paths.h"
 #include "store/store.h"
 #include "testing/httplib.h"
 #include "testing/run_command.h"
@@ -101,6 +102,20 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
   ASSERT_NE(serve.port, 0) << ReadAll(serve.log_path);
   EXPECT_TRUE(Contains(ReadAll(serve.log_path), "(read-only)")) << ReadAll(serve.log_path);
 
+  // The run's live page in headless Chromium while the run goes (from its
+  // first progress on): its status line read for up to a minute.
+  const std::string web = std::string(ACCELOPT_SOURCE_DIR) + "/web";
+  const bool browser = std::filesystem::exists("/usr/bin/chromium") &&
+                       std::filesystem::exists(web + "/node_modules/playwright-core");
+  if (!browser) std::printf("no Chromium or no web/node_modules: the live page is not opened in a browser\n");
+  std::thread live;
+  CommandRun live_run{0, ""};
+  const std::string artifacts = ExecutableDir() + "/test-artifacts/serve-live";
+  std::filesystem::create_directories(artifacts);
+  std::shared_ptr<void> join_live(nullptr, [&](void*) {
+    if (live.joinable()) live.join();
+  });
+
   // Watch the run's progress as a page would, until the run ends.
   httplib::Client client("127.0.0.1", serve.port);
   std::vector<std::string> seen;
@@ -114,6 +129,12 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
     Json j = Json::parse(r->body);
     status = j["status"];
     const std::string shown = Shown(j["progress"]);
+    if (browser && !live.joinable() && status == "running" && j["progress"].is_object())
+      live = std::thread([&] {
+        live_run = testing::RunShell("cd " + web + " && node test/check_live.mjs http://127.0.0.1:" +
+                                     std::to_string(serve.port) + "/runs/1 60 " + artifacts + " 2>" + artifacts +
+                                     ".err");
+      });
     if (status == "running" && (seen.empty() || seen.back() != shown)) {
       seen.push_back(shown);
       if (j["progress"].is_object() && !j["progress"].value("waiting_for", "").empty())
@@ -123,6 +144,7 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
   }
   CommandRun run = optimize.Wait();
   waited = true;
+  if (live.joinable()) live.join();
   ASSERT_EQ(run.exit_code, 0) << run.out;
   std::string states;
   for (const auto& s : seen) states += "\n  " + s;
@@ -136,6 +158,19 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
   }
   EXPECT_TRUE(model) << "it was seen waiting for the model:" << states;
   EXPECT_TRUE(measuring) << "it was seen waiting for a measurement:" << states;
+
+  if (browser) {
+    ASSERT_EQ(live_run.exit_code, 0) << live_run.out << ReadAll(artifacts + ".err");
+    const Json page = Json::parse(live_run.out.substr(live_run.out.rfind("\n{") + 1), nullptr, false);
+    ASSERT_TRUE(page.is_object()) << live_run.out;
+    for (const char* list : {"console_errors", "page_errors", "dialogs", "requests"})
+      EXPECT_TRUE(page[list].empty()) << list << ": " << page[list];
+    std::set<std::string> lines;
+    for (const Json& l : page["status_lines"])
+      if (!l.get<std::string>().empty()) lines.insert(l.get<std::string>());
+    EXPECT_GE(lines.size(), 2u) << "the page's status line changed while the run went: " << page["status_lines"];
+    std::printf("live page (screenshot in %s): %s\n", artifacts.c_str(), DumpJson(page["status_lines"]).c_str());
+  }
 
   // The finished run's last progress says it is over.
   auto done = client.Get("/api/runs/1/progress");

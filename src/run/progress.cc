@@ -98,8 +98,10 @@ Json LiveProgress::SnapshotLocked(std::chrono::steady_clock::time_point now) {
   std::string waiting;
   for (const std::string& text : order)
     waiting += (waiting.empty() ? "" : "; ") + text + (counts[text] > 1 ? fmt::format(" (x{})", counts[text]) : "");
+  // The estimate counts down from when it was made; once run out it is no
+  // estimate at all (null), never "0 s left" for work still going.
   Json eta = nullptr;
-  if (eta_s_ >= 0) eta = std::max(0.0, eta_s_ - Seconds(now - eta_at_));
+  if (const double left = eta_s_ - Seconds(now - eta_at_); eta_s_ >= 0 && left > 0) eta = left;
   return {{"task", task_},
           {"iteration", iteration_},
           {"iterations", iterations_},
