@@ -9,7 +9,11 @@
 #include <cmath>
 #include <thread>
 
+#include "llm/chat_model.h"
+#include "llm/llm_client.h"
+#include "run/optimize.h"
 #include "testing/crashing_store.h"
+#include "testing/fake_llm_server.h"
 #include "testing/temp_dir.h"
 
 namespace accelopt::run {
@@ -124,6 +128,28 @@ TEST_F(LiveProgressTest, AStoreThatRefusesTheWritesIsSaidOnceAndStopsNothing) {
   }
   EXPECT_EQ(warnings.load(), 1);
   EXPECT_NE(said.find("could not record the run's progress"), std::string::npos) << said;
+}
+
+// The scripted demo answers too fast to be seen waiting: a model that takes a second is.
+TEST_F(LiveProgressTest, AModelCallIsShownAsAWaitForTheModelInItsRoleWhileItLasts) {
+  accelopt::testing::FakeLlmServer server;
+  server.Enqueue({.behavior = accelopt::testing::Behavior::kHang, .text = "a plan", .hang_seconds = 1.5});
+  llm::HttpBackendOptions http{.base_url = server.base_url(), .model = "test-model", .timeout_seconds = 30};
+  auto model = llm::OpenOpenAiChatModel(http);
+  ASSERT_TRUE(model) << model.error().message;
+  std::map<std::string, llm::LlmClient::Backend> backends;
+  backends["b"] = llm::LlmClient::Backend{std::move(*model), 1};
+  llm::LlmClient client(std::move(backends), {{"planner", llm::RoleSettings{"b"}}}, llm::RetryOptions{1, 0.01, 0.05, 0.5},
+                        {}, llm::PriceTable{});
+  LiveProgress progress(*db_, run_);
+  StoreModelPort port(*db_, client, run_, "silu");
+  port.ShowWaitsIn(&progress);
+  std::thread ask([&] { EXPECT_EQ(*port.Ask("planner", "plan something", "key-1"), "a plan"); });
+  std::this_thread::sleep_for(800ms);
+  EXPECT_EQ(Stored()["waiting_for"], "the model (planner)") << Stored().dump();
+  ask.join();
+  std::this_thread::sleep_for(600ms);
+  EXPECT_EQ(Stored()["waiting_for"], "");
 }
 
 }  // namespace
