@@ -160,11 +160,18 @@
         data: lines,
       },
     });
+    // The step's interval carried onto the measure: the parent's percentage
+    // times the speedup's ends, or the parent's latency over them.
+    const byId = new Map(task.candidates.map((c) => [c.id, c]));
     const intervals = [];
     for (const i of task.iterations) {
       const s = i.step;
-      if (!s || !(s.pairs > 0) || !isNum(s.parent_percent) || !task.scored) continue;
-      intervals.push([i.iteration, s.parent_percent * s.ci_low, s.parent_percent * s.ci_high, i.best_id]);
+      if (!s || !(s.pairs > 0)) continue;
+      const parent = byId.get(s.parent);
+      if (task.scored && isNum(s.parent_percent))
+        intervals.push([i.iteration, s.parent_percent * s.ci_low, s.parent_percent * s.ci_high, i.best_id]);
+      else if (!task.scored && parent && isNum(parent.latency_s) && s.ci_low > 0)
+        intervals.push([i.iteration, parent.latency_s * 1e3 / s.ci_high, parent.latency_s * 1e3 / s.ci_low, i.best_id]);
     }
     series.push({
       name: 'step interval', type: 'custom', color: '#1565c0', data: intervals, z: 3,
@@ -192,7 +199,6 @@
         }),
       });
     }
-    const byId = new Map(task.candidates.map((c) => [c.id, c]));
     const option = {
       animation: false,
       grid: { left: 70, right: 150, top: 40, bottom: 45 },
@@ -205,7 +211,8 @@
           if (p.seriesName === 'step interval' && c)
             return tooltipOf(['iteration ' + p.value[0] + ': step to candidate ' + c.id,
                               'side by side ' + speedupText(c.vs_parent),
-                              'so ' + percent(p.value[1]) + ' to ' + percent(p.value[2]) + ' of peak']);
+                              task.scored ? 'so ' + percent(p.value[1]) + ' to ' + percent(p.value[2]) + ' of peak'
+                                          : 'so ' + seconds(p.value[1] / 1e3) + ' to ' + seconds(p.value[2] / 1e3)]);
           if (!c) return tooltipOf([p.name || p.seriesName]);
           return tooltipOf([
             'candidate ' + c.id + ' (iteration ' + c.iteration + '), ' + statusName(c),
@@ -311,7 +318,7 @@
         source: String(c.parent), target: String(c.id),
         lineStyle: { type: failed ? 'dashed' : 'solid', width: c.best_lineage ? 3 : 1.2,
                      color: c.best_lineage ? '#0d47a1' : (failed ? '#bbb' : '#777') },
-        label: { show: true, formatter: () => shorten(c.plan_title, 38) + '\n' + what },
+        label: { show: true, formatter: () => shorten(c.plan_title, 40) + '  \u00b7  ' + what },
       };
     });
     return {
@@ -329,7 +336,7 @@
       series: [{
         type: 'graph', layout: 'none', roam: true,
         edgeSymbol: ['none', 'arrow'], edgeSymbolSize: 6,
-        edgeLabel: { fontSize: 11, color: '#212121' },
+        edgeLabel: { fontSize: 11, color: '#212121', position: 'end', align: 'right', verticalAlign: 'bottom', padding: [0, 14, 2, 0] },
         emphasis: { focus: 'adjacency' },
         data: nodes, links,
       }],
@@ -408,23 +415,31 @@
   function suiteSection(data) {
     const s = section('Suite', 'suite');
     const g = data.suite;
-    s.append(el('p', 'headline', 'geometric mean of the best % of peak over ' + g.scored_tasks + ' scored of ' +
-                g.tasks + ' tasks: ' + percent(g.geomean_percent) + ' (baselines ' +
-                percent(g.baseline_geomean_percent) + ')'));
     const names = data.tasks.map((t) => t.name);
-    const series = [
+    const scored = g.scored_tasks > 0;
+    const speedup = isNum(g.geomean_speedup) ? g.geomean_speedup.toFixed(2) + '\u00d7' : '-';
+    s.append(el('p', 'headline', scored
+      ? 'geometric mean of the best % of peak over ' + g.scored_tasks + ' scored of ' + g.tasks + ' tasks: ' +
+        percent(g.geomean_percent) + ' (baselines ' + percent(g.baseline_geomean_percent) + '); of the speedups: ' + speedup
+      : 'unscored (no hardware profile): geometric mean of the best\'s speedup over the baseline, step by step, over ' +
+        g.tasks + ' tasks: ' + speedup));
+    const series = scored ? [
       { name: 'baseline', type: 'bar', color: '#90a4ae', data: data.tasks.map((t) => t.baseline_percent) },
       { name: 'best', type: 'bar', color: '#1565c0', data: data.tasks.map((t) => t.best_percent) },
+    ] : [
+      { name: 'speedup over the baseline', type: 'bar', color: '#1565c0',
+        data: data.tasks.map((t) => (t.speedup ? t.speedup.estimate : null)) },
     ];
-    if (data.tasks.some((t) => t.anchors.length))
+    if (scored && data.tasks.some((t) => t.anchors.length))
       series.push({ name: 'anchor', type: 'bar', color: '#ef6c00',
                     data: data.tasks.map((t) => (t.anchors.length ? Math.max(...t.anchors.map((a) => a.percent_of_peak)) : null)) });
     const box = chartBox('suite-bars', 300);
     chart(box, {
       animation: false, legend: { top: 0 }, grid: { left: 70, right: 30, top: 40, bottom: 60 },
-      tooltip: { trigger: 'item', formatter: (p) => tooltipOf([p.name, p.seriesName + ': ' + percent(p.value)]) },
+      tooltip: { trigger: 'item', formatter: (p) => tooltipOf([p.name, p.seriesName + ': ' +
+                                                              (scored ? percent(p.value) : p.value.toFixed(2) + '\u00d7')]) },
       xAxis: { type: 'category', data: names, axisLabel: { interval: 0, rotate: names.length > 6 ? 30 : 0 } },
-      yAxis: { type: 'value', name: '% of peak' },
+      yAxis: { type: 'value', name: scored ? '% of peak' : 'speedup (\u00d7)' },
       series,
     });
     s.append(box);

@@ -257,9 +257,13 @@ Json DisturbedJson(const std::vector<store::StoredCandidate>& candidates) {
 // Geometric means of the tasks' best and baseline percentages, over the scored tasks.
 Json SuiteJson(const Json& tasks) {
   if (tasks.size() < 2) return nullptr;
-  double log_best = 0, log_base = 0;
-  int n = 0;
+  double log_best = 0, log_base = 0, log_speedup = 0;
+  int n = 0, sped = 0;
   for (const Json& t : tasks) {
+    if (t["speedup"].is_object() && t["speedup"].value("estimate", 0.0) > 0) {
+      log_speedup += std::log(t["speedup"]["estimate"].get<double>());
+      ++sped;
+    }
     if (!t["best_percent"].is_number() || !t["baseline_percent"].is_number()) continue;
     const double best = t["best_percent"].get<double>(), base = t["baseline_percent"].get<double>();
     if (best <= 0 || base <= 0) continue;
@@ -270,7 +274,8 @@ Json SuiteJson(const Json& tasks) {
   return {{"tasks", tasks.size()},
           {"scored_tasks", n},
           {"geomean_percent", n ? Json(std::exp(log_best / n)) : Json(nullptr)},
-          {"baseline_geomean_percent", n ? Json(std::exp(log_base / n)) : Json(nullptr)}};
+          {"baseline_geomean_percent", n ? Json(std::exp(log_base / n)) : Json(nullptr)},
+          {"geomean_speedup", sped ? Json(std::exp(log_speedup / sped)) : Json(nullptr)}};
 }
 
 Json ErrorJson(const std::string& message) { return {{"error", message}}; }

@@ -30,8 +30,9 @@ inline constexpr int kReportSchema = 1;
 ///             output_tokens, cost_usd, failed}], roles [{role, calls, input_tokens,
 ///             output_tokens, cost_usd}], totals {...}}
 ///   disturbed [{task, candidate, kind ("evaluation" or "comparison"), other_load, series}]
-///   suite     {tasks, geomean_percent, baseline_geomean_percent} when the run has
-///             more than one task, else null
+///   suite     {tasks, scored_tasks, geomean_percent, baseline_geomean_percent,
+///             geomean_speedup (of the best over the baseline, step by step)} when
+///             the run has more than one task, else null
 /// Numbers that were not measured are null. Text is copied as stored (it may
 /// hold HTML or invalid UTF-8: the page escapes it). Blocks on the store; safe
 /// to call while the run writes to it. A store error or an unknown run comes

@@ -127,6 +127,7 @@ TEST_F(RunReportDataTest, TasksCandidatesLineageIterationsAndSuite) {
   EXPECT_EQ(data["tasks"][1]["best_id"], mm);
   EXPECT_NEAR(data["suite"]["geomean_percent"].get<double>(), 2, 1e-9);  // sqrt(4 x 1)
   EXPECT_NEAR(data["suite"]["baseline_geomean_percent"].get<double>(), std::sqrt(2.0), 1e-9);
+  EXPECT_NEAR(data["suite"]["geomean_speedup"].get<double>(), std::sqrt(2.0), 1e-9);  // sqrt(2 x 1)
   (void)failed;
 }
 
