@@ -1,7 +1,7 @@
 // `accelopt serve` as a user runs it: over the store of `accelopt optimize
-// --demo silu` (one task of the recorded demo, to keep it short) while the run goes (its progress changes as the loop moves), then a
-// bounded load of 200 concurrent requests over the finished run, each answered
-// 200 and correct; and its errors (no store, a port in use).
+// --demo silu` (one task of the recorded demo, to keep it short) while the run goes (its progress changes as the loop
+// moves), then a bounded load of 200 concurrent requests over the finished run, each answered 200 and correct; and its
+// errors (no store, a port in use).
 
 #include <fmt/core.h>
 #include <gtest/gtest.h>
@@ -50,8 +50,10 @@ struct ServeProcess {
     for (int i = 0; i < 600 && port == 0; ++i) {
       std::smatch m;
       const std::string text = ReadAll(log_path);
-      if (std::regex_search(text, m, url)) port = std::stoi(m[1]);
-      else std::this_thread::sleep_for(50ms);
+      if (std::regex_search(text, m, url))
+        port = std::stoi(m[1]);
+      else
+        std::this_thread::sleep_for(50ms);
     }
   }
   ~ServeProcess() {
@@ -105,8 +107,8 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
   // The run's live page in headless Chromium while the run goes (from its
   // first progress on): its status line read for up to a minute.
   const std::string web = std::string(ACCELOPT_SOURCE_DIR) + "/web";
-  const bool browser = std::filesystem::exists("/usr/bin/chromium") &&
-                       std::filesystem::exists(web + "/node_modules/playwright-core");
+  const bool browser =
+      std::filesystem::exists("/usr/bin/chromium") && std::filesystem::exists(web + "/node_modules/playwright-core");
   if (!browser) std::printf("no Chromium or no web/node_modules: the live page is not opened in a browser\n");
   std::thread live;
   CommandRun live_run{0, ""};
@@ -131,9 +133,9 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
     const std::string shown = Shown(j["progress"]);
     if (browser && !live.joinable() && status == "running" && j["progress"].is_object())
       live = std::thread([&] {
-        live_run = testing::RunShell("cd " + web + " && node test/check_live.mjs http://127.0.0.1:" +
-                                     std::to_string(serve.port) + "/runs/1 60 " + artifacts + " 2>" + artifacts +
-                                     ".err");
+        live_run = testing::RunShell("cd " + web +
+                                     " && node test/check_live.mjs http://127.0.0.1:" + std::to_string(serve.port) +
+                                     "/runs/1 60 " + artifacts + " 2>" + artifacts + ".err");
       });
     if (status == "running" && (seen.empty() || seen.back() != shown)) {
       seen.push_back(shown);
@@ -226,10 +228,10 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
     if (!f.empty()) failed += "\n  " + f, ++failed_count;
   double load[3] = {0, 0, 0};
   getloadavg(load, 3);
-  std::printf("serve load test: %d concurrent requests over %zu routes answered in %.3f s (%d failed); machine load "
-              "average %.2f %.2f %.2f on %u cores\n",
-              kRequests, paths.size(), seconds, failed_count, load[0], load[1], load[2],
-              std::thread::hardware_concurrency());
+  std::printf(
+      "serve load test: %d concurrent requests over %zu routes answered in %.3f s (%d failed); machine load "
+      "average %.2f %.2f %.2f on %u cores\n",
+      kRequests, paths.size(), seconds, failed_count, load[0], load[1], load[2], std::thread::hardware_concurrency());
   RecordProperty("load_test_seconds", std::to_string(seconds));
   EXPECT_EQ(failed_count, 0) << failed;
 }

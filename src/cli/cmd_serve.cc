@@ -14,7 +14,8 @@ void RegisterServe(CLI::App& app) {
   static std::string db = "accelopt.db";
   static report::ServeOptions options;
   cmd->add_option("--store,--db", db, kDbHelp);
-  cmd->add_option("--port", options.port, "the port to listen on (0: any free one)")->check(CLI::Range(0, 65535));
+  cmd->add_option("--port", options.port, "the port to listen on; default 8765 (0: any free one)")
+      ->check(CLI::Range(0, 65535));
   cmd->add_option("--bind", options.bind,
                   "the address to listen on; default 127.0.0.1 (this machine only): any other lets other machines "
                   "read the store");

@@ -68,12 +68,23 @@ std::string EscapeHtml(std::string_view text) {
   std::string out;
   for (char c : ValidUtf8(text)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -132,9 +143,10 @@ Answer IndexPage(store::Store& store) {
   if (runs->empty())
     body += "<p>No runs in this store yet: <code>accelopt optimize</code> records them.</p>\n";
   else
-    body += "<table><thead><tr><th>run</th><th>created</th><th>status</th><th>tasks</th><th>best % of peak</th></tr>"
-            "</thead><tbody>\n" +
-            rows + "</tbody></table>\n";
+    body +=
+        "<table><thead><tr><th>run</th><th>created</th><th>status</th><th>tasks</th><th>best % of peak</th></tr>"
+        "</thead><tbody>\n" +
+        rows + "</tbody></table>\n";
   body += "<p><a href=\"/api/runs\">JSON</a></p>\n</body></html>\n";
   Answer a{200, "text/html; charset=utf-8", std::move(body)};
   a.html = true;

@@ -45,8 +45,8 @@ struct Answer {
   int status = 200;
   std::string content_type;  ///< with its charset
   std::string body;
-  bool html = false;         ///< sent with the HTML pages' security headers
-  bool scripts = false;      ///< the page runs its own inline scripts (the report page)
+  bool html = false;     ///< sent with the HTML pages' security headers
+  bool scripts = false;  ///< the page runs its own inline scripts (the report page)
 };
 
 /// The answer to `method` on `path` (decoded, without its query), reading

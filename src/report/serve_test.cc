@@ -5,10 +5,10 @@
 
 #include "report/serve.h"
 
-#include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "testing/httplib.h"
@@ -33,7 +33,9 @@ RunPages StandInPages() {
     for (const auto& c : *candidates) list.push_back({{"id", c.candidate.id}, {"code", c.candidate.code}});
     return Json{{"run", {{"id", id}}}, {"candidates", list}};
   };
-  pages.page = [](const Json&, const std::string& live) { return "<html>stand-in page, live from " + live + "</html>"; };
+  pages.page = [](const Json&, const std::string& live) {
+    return "<html>stand-in page, live from " + live + "</html>";
+  };
   return pages;
 }
 
@@ -172,11 +174,33 @@ TEST_F(ServeTest, EveryMethodButGetAndHeadIs405AndWritesNothing) {
 
 TEST_F(ServeTest, PathsOutsideTheRoutesAre404HoweverTheyAreSpelled) {
   const std::string long_path = "/api/runs/" + std::string(5000, '1');
-  for (const std::string& path : std::vector<std::string>{"/..", "/../etc/passwd", "/runs/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/%2E%2E%2Fetc%2Fpasswd",
-        "/runs/%2e%2e", "/api/runs/1/../../../etc/passwd", "/api/runs/..%2f..%2fetc%2fpasswd", "//etc/passwd",
-        "/etc/passwd", "/accelopt.db", "/index.html", "/runs", "/runs/", "/runs/1/", "/runs/0", "/runs/-1",
-        "/runs/1x", "/api/runs/", "/api/runs/1/progress/", "/api/runs/1/candidates",
-        "/api/runs/99999999999999999999", "/runs/1%00", "/%00", "/api", "/static/x.js", long_path}) {
+  for (const std::string& path : std::vector<std::string>{"/..",
+                                                          "/../etc/passwd",
+                                                          "/runs/../../etc/passwd",
+                                                          "/%2e%2e/%2e%2e/etc/passwd",
+                                                          "/%2E%2E%2Fetc%2Fpasswd",
+                                                          "/runs/%2e%2e",
+                                                          "/api/runs/1/../../../etc/passwd",
+                                                          "/api/runs/..%2f..%2fetc%2fpasswd",
+                                                          "//etc/passwd",
+                                                          "/etc/passwd",
+                                                          "/accelopt.db",
+                                                          "/index.html",
+                                                          "/runs",
+                                                          "/runs/",
+                                                          "/runs/1/",
+                                                          "/runs/0",
+                                                          "/runs/-1",
+                                                          "/runs/1x",
+                                                          "/api/runs/",
+                                                          "/api/runs/1/progress/",
+                                                          "/api/runs/1/candidates",
+                                                          "/api/runs/99999999999999999999",
+                                                          "/runs/1%00",
+                                                          "/%00",
+                                                          "/api",
+                                                          "/static/x.js",
+                                                          long_path}) {
     const int status = RawStatus("GET", path);
     EXPECT_TRUE(status == 404 || status == 400 || status == 414) << path << " answered " << status;
     EXPECT_NE(status, 200) << path;

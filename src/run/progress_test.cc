@@ -139,8 +139,8 @@ TEST_F(LiveProgressTest, AModelCallIsShownAsAWaitForTheModelInItsRoleWhileItLast
   ASSERT_TRUE(model) << model.error().message;
   std::map<std::string, llm::LlmClient::Backend> backends;
   backends["b"] = llm::LlmClient::Backend{std::move(*model), 1};
-  llm::LlmClient client(std::move(backends), {{"planner", llm::RoleSettings{"b"}}}, llm::RetryOptions{1, 0.01, 0.05, 0.5},
-                        {}, llm::PriceTable{});
+  llm::LlmClient client(std::move(backends), {{"planner", llm::RoleSettings{"b"}}},
+                        llm::RetryOptions{1, 0.01, 0.05, 0.5}, {}, llm::PriceTable{});
   LiveProgress progress(*db_, run_);
   StoreModelPort port(*db_, client, run_, "silu");
   port.ShowWaitsIn(&progress);
