@@ -278,19 +278,21 @@
     const rows = Math.max(1, ...[...place.values()].map((p) => p.y + 1));
     // Node positions in pixels of the box, so that the graph's view scales
     // both ways alike (a view stretched one way only draws its symbols stretched).
-    const height = Math.max(2, (rows - 1) * ROW);
+    // A large search draws its rows closer (zoom and pan to read them), up to a page of 3000 px.
+    const row = rows > 1 ? Math.min(ROW, 3000 / (rows - 1)) : ROW;
+    const height = Math.max(2, (rows - 1) * row);
     const box = chartBox('lineage-' + index, height + 2 * MARGIN);
     const byId = new Map(task.candidates.map((c) => [c.id, c]));
     const layout = (width) => task.candidates.map((c) => {
       const p = place.get(c.id);
       const column = depth ? Math.max(120, (width - 2 * MARGIN) / depth) : 0;
-      return { x: p.x * column, y: p.y * ROW };
+      return { x: p.x * column, y: p.y * row };
     });
     const option = (box) => {
       const width = box.clientWidth;
       const at = layout(width);
       const span = Math.max(2, ...at.map((p) => p.x));
-      const graph = lineageOption(task, byId, at);
+      const graph = lineageOption(task, byId, at, row);
       Object.assign(graph.series[0], { left: MARGIN, top: MARGIN, bottom: MARGIN, right: Math.max(MARGIN, width - MARGIN - span) });
       return graph;
     };
@@ -300,14 +302,18 @@
     return box;
   }
 
-  function lineageOption(task, byId, at) {
+  // Edge labels are drawn when rows leave room for them, else shown on hover;
+  // symbols shrink with the rows, so that none covers its neighbour.
+  function lineageOption(task, byId, at, row) {
+    const labels = row >= 30;
+    const size = (s) => Math.min(s, Math.max(4, row * 0.7));
     const nodes = task.candidates.map((c, k) => {
       const failed = c.status !== 'ok' || c.duplicate_of !== null;
       return {
         id: String(c.id), name: '#' + c.id, value: c.id, x: at[k].x, y: at[k].y,
-        symbol: failed ? 'triangle' : 'circle', symbolSize: c.best_lineage ? 20 : (failed ? 11 : 15),
+        symbol: failed ? 'triangle' : 'circle', symbolSize: size(c.best_lineage ? 20 : (failed ? 11 : 15)),
         itemStyle: { color: statusColor(c), borderColor: c.best_lineage ? '#0d47a1' : '#fff', borderWidth: 2 },
-        label: { show: true, position: 'bottom', formatter: () => '#' + c.id },
+        label: { show: labels, position: 'bottom', formatter: () => '#' + c.id },
       };
     });
     const links = task.candidates.filter((c) => c.parent !== null && byId.has(c.parent)).map((c) => {
@@ -318,7 +324,8 @@
         source: String(c.parent), target: String(c.id),
         lineStyle: { type: failed ? 'dashed' : 'solid', width: c.best_lineage ? 3 : 1.2,
                      color: c.best_lineage ? '#0d47a1' : (failed ? '#bbb' : '#777') },
-        label: { show: true, formatter: () => shorten(c.plan_title, 40) + '  \u00b7  ' + what },
+        label: { show: labels, formatter: () => shorten(c.plan_title, 40) + '  \u00b7  ' + what },
+        emphasis: { label: { show: true } },
       };
     });
     return {
