@@ -447,11 +447,13 @@ std::unique_ptr<Measuring> StartMeasuring(const OptimizeFlags& f, int64_t run_id
 void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, targets::Target& target, bool json) {
   auto ended = MarkInterruptedOnSignal(db, run_id);
   auto measuring = StartMeasuring(f, run_id, target);
+  // What `serve` shows while the run goes; its last state is written when it ends.
+  run::LiveProgress progress(db, run_id);
   std::vector<run::TaskResult> results;
   Json summary = Json::array();
   for (const suite::Task* task : p.selected) {
     run::TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape,
-                               ProjectDataPath(target.Describe().prompts_dir), measuring->route};
+                               ProjectDataPath(target.Describe().prompts_dir), measuring->route, &progress};
     auto r = run::OptimizeTask(settings, *task, run_id, db, *p.client, target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});

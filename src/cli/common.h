@@ -109,6 +109,7 @@ void RegisterOptimize(CLI::App& app);
 void RegisterStoreCommands(CLI::App& app);
 void RegisterExport(CLI::App& app);
 void RegisterWorker(CLI::App& app);
+void RegisterServe(CLI::App& app);
 void RegisterReport(CLI::App& app);
 /// `candidates` and `export candidate` (after RegisterExport).
 void RegisterCandidateCommands(CLI::App& app);

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   accelopt::cli::RegisterExport(app);
   accelopt::cli::RegisterWorker(app);
   accelopt::cli::RegisterCandidateCommands(app);
+  accelopt::cli::RegisterServe(app);
   accelopt::cli::RegisterReport(app);
   // Ctrl-C or a SIGTERM removes the scratch folders and lets commands record that they were stopped.
   accelopt::cli::InstallInterruptHandler();

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -20,7 +21,10 @@ Result<std::string> StoreModelPort::Ask(const std::string& role, const std::stri
   if (!recorded) return recorded.error();
   if (*recorded && (**recorded).value("error", "").empty()) return (**recorded).value("response", "");
   llm::CallRecord call;
+  std::optional<LiveProgress::Wait> waiting;
+  if (progress_) waiting.emplace(progress_->Waiting("the model (" + role + ")"));
   auto answer = client_.Chat(role, {{"user", prompt}}, &call);
+  waiting.reset();
   Json record = call.ToJson();
   record["task"] = task_;
   record["key"] = key;
@@ -99,6 +103,11 @@ service::EvalJob StoreEvaluator::JobFor(service::JobKind kind,
   return job;
 }
 
+std::optional<LiveProgress::Wait> StoreEvaluator::WaitForJobs(const char* what) {
+  if (!progress_) return std::nullopt;
+  return progress_->Waiting(what, [this] { return evaluator_->Waiting(); });
+}
+
 Result<Profile> StoreEvaluator::EvaluateOne(const std::string& code) { return std::move(Evaluate({code}).front()); }
 
 // Codes evaluated before in this run are answered from the store; the others
@@ -124,6 +133,7 @@ std::vector<Result<Profile>> StoreEvaluator::Evaluate(const std::vector<std::str
     }
   }
   if (jobs.empty()) return out;
+  auto waiting = WaitForJobs("an evaluation");
   auto futures = evaluator_->Submit(std::move(jobs));
   for (size_t k = 0; k < futures.size(); ++k) {
     const size_t i = positions[k];
@@ -155,8 +165,10 @@ Result<PairedSpeedup> StoreEvaluator::Compare(const std::string& parent, const s
     if (!speedup) return Error{"recorded comparison " + key + ": " + speedup.error().message};
     return *speedup;
   }
+  auto waiting = WaitForJobs("a side-by-side comparison");
   auto futures = evaluator_->Submit({JobFor(service::JobKind::kCompare, {{"parent", parent}, {"child", child}})});
   auto result = futures.front().get();
+  waiting.reset();
   if (!result) return result.error();
   if (result->profiles.size() != 2) return Error{"a comparison came back without both profiles"};
   const Profile& a = result->profiles[0];
@@ -236,9 +248,14 @@ void RunRecorder::OnProgress(int iteration, int evaluated, int total, const Cand
   // Iterations done in this session, the current one in part: what the estimate divides by.
   const double part = total > 0 ? static_cast<double>(evaluated) / total : 0;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const double done = iteration - first_iteration_ + part, all = iterations_ - first_iteration_ + 1;
   fmt::print(stderr, "[{}] iteration {}/{}: evaluated {}/{}, best {}, tokens {} in / {} out, cost {}{}\n", task_,
              iteration, iterations_, evaluated, total, score, t.input_tokens, t.output_tokens, cost,
-             ElapsedAndEta(elapsed, iteration - first_iteration_ + part, iterations_ - first_iteration_ + 1));
+             ElapsedAndEta(elapsed, done, all));
+  if (progress_)
+    progress_->Report(iteration, evaluated, total,
+                      best.ok() && best.profile.scored_against ? best.profile.percent_of_peak : std::nan(""),
+                      done > 0 && all > done ? elapsed * (all - done) / done : -1);
 }
 
 void RunRecorder::OnIteration(int iteration, const std::vector<Candidate>& beam,
@@ -429,7 +446,10 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   auto made = StoreEvaluator::Make(db, target, task, f.shape, run_id, f.route);
   if (!made) return made.error();
   StoreEvaluator& evaluator = **made;
+  evaluator.ShowWaitsIn(f.progress);
   StoreModelPort port(db, client, run_id, task.name);
+  port.ShowWaitsIn(f.progress);
+  if (f.progress) f.progress->StartTask(task.name, f.search.iterations);
   auto templates = agents::PromptTemplates::Load(f.prompts_dir);
   if (!templates) return templates.error();
   const targets::TargetInfo info = target.Describe();
@@ -438,6 +458,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   agents::Agents agents(port, *templates, brief);
   const std::string& memory_name = f.memory_name;
   RunRecorder recorder(db, client, run_id, task.name, memory_name, f.search.iterations);
+  recorder.ReportTo(f.progress);
 
   TaskResult result{task.name};
   search::SearchState state;

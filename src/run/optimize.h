@@ -10,6 +10,7 @@
 
 #include "agents/agents.h"
 #include "llm/llm_client.h"
+#include "run/progress.h"
 #include "search/beam_search.h"
 #include "search/tuning.h"
 #include "service/evaluator.h"
@@ -28,12 +29,15 @@ class StoreModelPort : public agents::ModelPort {
   void Reject(const std::string& key, const std::string& reason) override;
   /// Printed on the progress stream, with the task's name.
   void Note(const std::string& key, const std::string& note) override;
+  /// Each model call is shown there as a wait for the model in its role while it lasts (null: not shown).
+  void ShowWaitsIn(LiveProgress* progress) { progress_ = progress; }
 
  private:
   store::Store& store_;
   llm::LlmClient& client_;
   int64_t run_id_;
   std::string task_;
+  LiveProgress* progress_ = nullptr;
 };
 
 /// Where a task's evaluations go, and what its jobs carry besides their sources.
@@ -59,6 +63,9 @@ class StoreEvaluator : public search::CandidateEvaluator {
   /// by both codes), so a resumed run does not time a pair twice.
   Result<PairedSpeedup> Compare(const std::string& parent, const std::string& child) override;
   Result<Profile> EvaluateOne(const std::string& code);
+  /// Each wait for measurements is shown there while it lasts, in the
+  /// evaluator's words when it has them (the device's holder, the queue).
+  void ShowWaitsIn(LiveProgress* progress) { progress_ = progress; }
 
  private:
   StoreEvaluator(store::Store& store, const targets::Target& target, const suite::Task& task, std::string shape,
@@ -83,6 +90,9 @@ class StoreEvaluator : public search::CandidateEvaluator {
   Json settings_;
   std::string machine_;  ///< the machine class the jobs name
   service::TaskSpec spec_;
+  LiveProgress* progress_ = nullptr;
+  /// A wait on the jobs' futures, shown in progress_ when there is one.
+  std::optional<LiveProgress::Wait> WaitForJobs(const char* what);
 };
 
 /// Records candidates, lessons and checkpoints; prints progress to stderr.
@@ -100,6 +110,8 @@ class RunRecorder : public search::SearchListener {
   void OnIteration(int iteration, const std::vector<Candidate>& beam,
                    const memory::OptimizationMemory& memory) override;
   bool ShouldStop() override;
+  /// The counts, the best and the estimate are reported there too (null: not).
+  void ReportTo(LiveProgress* progress) { progress_ = progress; }
   /// Why the search stopped early ("" when it did not).
   const std::string& stop_reason() const { return stop_reason_; }
   /// Every agent call that failed, as (role, message), in order.
@@ -117,6 +129,7 @@ class RunRecorder : public search::SearchListener {
   // began on the task, and the first iteration it ran (a resume starts later).
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   int first_iteration_ = 0;
+  LiveProgress* progress_ = nullptr;
 };
 
 /// The search state as a checkpoint, and back.
@@ -150,6 +163,7 @@ struct TaskSettings {
   std::string shape = "bench";
   std::string prompts_dir;  ///< the target's prompt templates
   EvalRoute route;          ///< where its kernels are measured (default: here, on `target`)
+  LiveProgress* progress = nullptr;  ///< told what the search does and waits for (null: nothing recorded)
 };
 
 /// How much of a task's search was measured while other processes loaded the machine.

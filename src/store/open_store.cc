@@ -12,4 +12,13 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& location, bool creat
   return OpenSqliteStore(options);
 }
 
+Result<std::unique_ptr<Store>> OpenStoreReadOnly(const std::string& location) {
+  if (IsPostgresUri(location)) return OpenPostgresStoreReadOnly(location);
+  SqliteOptions options;
+  options.path = location;
+  options.create = false;
+  options.read_only = true;
+  return OpenSqliteStore(options);
+}
+
 }  // namespace accelopt::store

@@ -118,14 +118,14 @@ int64_t PgRows::Changed() const {
 
 int PgConnection::SchemaVersion() { return static_cast<int>(std::size(kPostgresMigrations)); }
 
-PgConnection::PgConnection(std::string uri, PGconn* conn)
-    : where_(RedactUri(uri)), password_(UriPassword(uri)), conn_(conn) {}
+PgConnection::PgConnection(std::string uri, PGconn* conn, bool read_only)
+    : where_(RedactUri(uri)), password_(UriPassword(uri)), conn_(conn), read_only_(read_only) {}
 
 PgConnection::~PgConnection() { PQfinish(conn_); }
 
 std::string PgConnection::OneLine(const std::string& message) const { return store::OneLine(message, password_); }
 
-Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri) {
+Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri, bool read_only) {
   const std::string where = RedactUri(uri);
   {
     char* err = nullptr;
@@ -137,13 +137,33 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri)
     }
     PQconninfoFree(parsed);
   }
-  std::unique_ptr<PgConnection> c(new PgConnection(uri, PQconnectdb(uri.c_str())));
+  std::unique_ptr<PgConnection> c(new PgConnection(uri, PQconnectdb(uri.c_str()), read_only));
   if (!c->conn_) return Error{"cannot connect to " + where + ": out of memory"};
   if (PQstatus(c->conn_) != CONNECTION_OK)
     return Error{"cannot connect to " + where + ": " + c->OneLine(PQerrorMessage(c->conn_))};
   PQsetNoticeProcessor(c->conn_, &IgnoreNotice, nullptr);
-  if (Status s = c->Migrate(); !s) return s.error();
+  if (Status s = read_only ? c->StartReadOnly() : c->Migrate(); !s) return s.error();
   return c;
+}
+
+Status PgConnection::SetSessionReadOnly(const std::string& op) {
+  PgRows set(PQexec(conn_, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"));
+  if (!set.get() || PQresultStatus(set.get()) != PGRES_COMMAND_OK)
+    return Error{where_ + ": " + op + ": make the session read-only: " + OneLine(PQerrorMessage(conn_))};
+  return Ok{};
+}
+
+Status PgConnection::StartReadOnly() {
+  if (Status s = SetSessionReadOnly("open"); !s) return s;
+  auto r = Exec("read schema version", "SELECT coalesce(max(version), 0) FROM schema_version");
+  if (!r) return r.error();
+  const int version = static_cast<int>(r->Int(0, 0));
+  if (version != SchemaVersion())
+    return Error{where_ + ": schema version " + std::to_string(version) + ", where this program reads version " +
+                 std::to_string(SchemaVersion()) +
+                 (version < SchemaVersion() ? ": open it once with a command that writes to migrate it"
+                                            : ": a newer accelopt migrated it")};
+  return Ok{};
 }
 
 Status PgConnection::Reconnect(const std::string& op) {
@@ -151,6 +171,8 @@ Status PgConnection::Reconnect(const std::string& op) {
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK)
     return Error{where_ + ": " + op + ": reconnect: " + OneLine(PQerrorMessage(conn_))};
+  // A new session: READ ONLY again before any statement runs in it.
+  if (read_only_) return SetSessionReadOnly(op + ": reconnect");
   return Ok{};
 }
 

@@ -70,7 +70,10 @@ class PgConnection {
   /// Connects and migrates the schema (openers of a new database take turns).
   /// Errors: not a URI, a server that is down, a wrong password, a schema
   /// newer than this program knows.
-  static Result<std::unique_ptr<PgConnection>> Open(const std::string& uri);
+  /// `read_only`: nothing is migrated (a schema other than this program's is
+  /// an error) and every transaction of the session, after a reconnect too,
+  /// is READ ONLY.
+  static Result<std::unique_ptr<PgConnection>> Open(const std::string& uri, bool read_only = false);
   ~PgConnection();
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
@@ -102,8 +105,11 @@ class PgConnection {
   static int SchemaVersion();
 
  private:
-  PgConnection(std::string uri, PGconn* conn);
+  PgConnection(std::string uri, PGconn* conn, bool read_only);
   Status Migrate();
+  /// Checks the schema is this program's and makes the session's transactions READ ONLY.
+  Status StartReadOnly();
+  Status SetSessionReadOnly(const std::string& op);
   Status Reconnect(const std::string& op);
   void Rollback();
   std::string OneLine(const std::string& text) const;
@@ -111,6 +117,7 @@ class PgConnection {
   const std::string where_;
   const std::string password_;
   PGconn* conn_;
+  const bool read_only_;
 };
 
 }  // namespace accelopt::store

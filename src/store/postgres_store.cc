@@ -216,6 +216,21 @@ class PostgresStore : public Store {
     return One<Json>(r, &PostgresStore::ReadFirstJson);
   }
 
+  Status PutRunProgress(int64_t run_id, const Json& progress) override {
+    std::lock_guard lock(mu_);
+    return Done(conn_->Exec("put run progress",
+                            "INSERT INTO run_progress (run_id, progress) VALUES ($1::bigint, $2) ON CONFLICT (run_id) "
+                            "DO UPDATE SET progress = excluded.progress, updated_at = accelopt_now()",
+                            {PgParam::Int(run_id), DumpJson(progress)}));
+  }
+
+  Result<std::optional<Json>> GetRunProgress(int64_t run_id) override {
+    std::lock_guard lock(mu_);
+    auto r = conn_->Exec("get run progress", "SELECT progress FROM run_progress WHERE run_id = $1::bigint",
+                         {PgParam::Int(run_id)});
+    return One<Json>(r, &PostgresStore::ReadFirstJson);
+  }
+
  private:
   Error Fail(const std::string& op, const std::string& message) const {
     return Error{conn_->where() + ": " + op + ": " + message};
@@ -322,6 +337,12 @@ class PostgresStore : public Store {
 
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri) {
   auto conn = PgConnection::Open(uri);
+  if (!conn) return conn.error();
+  return std::unique_ptr<Store>(std::make_unique<PostgresStore>(std::move(*conn)));
+}
+
+Result<std::unique_ptr<Store>> OpenPostgresStoreReadOnly(const std::string& uri) {
+  auto conn = PgConnection::Open(uri, /*read_only=*/true);
   if (!conn) return conn.error();
   return std::unique_ptr<Store>(std::make_unique<PostgresStore>(std::move(*conn)));
 }

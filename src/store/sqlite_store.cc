@@ -149,6 +149,14 @@ ALTER TABLE lessons ADD COLUMN speedup_coverage REAL;
     R"sql(
 ALTER TABLE candidates ADD COLUMN vs_parent TEXT;
 )sql",
+    // A run's live progress (Store::PutRunProgress): one document per run, replaced as the run goes.
+    R"sql(
+CREATE TABLE run_progress (
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+  progress TEXT NOT NULL,
+  updated_at TEXT NOT NULL DEFAULT ()sql" ACCELOPT_NOW R"sql()
+);
+)sql",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
@@ -159,9 +167,10 @@ class SqliteStore : public Store {
   // close_v2: the connection closes once the cache (destroyed after this body) has finalized its statements.
   ~SqliteStore() override { sqlite3_close_v2(db_); }
 
-  Status Init(int busy_timeout_ms) {
+  Status Init(int busy_timeout_ms, bool read_only) {
     std::lock_guard lock(mu_);
     sqlite3_busy_timeout(db_, busy_timeout_ms);
+    if (read_only) return InitReadOnly();
     if (Status s = Exec("enable foreign keys", "PRAGMA foreign_keys = ON"); !s) return s;
     // The first statement that reads the file: a corrupt file fails here.
     // Changing the journal mode takes a lock that SQLite does not wait for
@@ -396,6 +405,22 @@ class SqliteStore : public Store {
     return std::optional<Json>(std::move(*json));
   }
 
+  Status PutRunProgress(int64_t run_id, const Json& progress) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("put run progress",
+                      "INSERT INTO run_progress (run_id, progress) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                      "progress = excluded.progress, updated_at = excluded.updated_at");
+    q.BindInt(run_id).BindJson(progress);
+    return q.Run();
+  }
+
+  Result<std::optional<Json>> GetRunProgress(int64_t run_id) override {
+    std::lock_guard lock(mu_);
+    Query q = Prepare("get run progress", "SELECT progress FROM run_progress WHERE run_id = ?");
+    q.BindInt(run_id);
+    return ReadOne<Json>(q, &SqliteStore::ReadJson);
+  }
+
   Result<std::vector<std::pair<std::string, int>>> ListMemories() override {
     std::lock_guard lock(mu_);
     Query q = Prepare("list memories", "SELECT memory, COUNT(*) FROM lessons GROUP BY memory ORDER BY memory");
@@ -496,6 +521,21 @@ class SqliteStore : public Store {
     return Ok{};
   }
 
+  // Reads a store some other process keeps (WAL already set, schema already
+  // migrated): query_only makes SQLite refuse every write on this connection.
+  Status InitReadOnly() {
+    if (Status s = Exec("refuse writes", "PRAGMA query_only = ON"); !s) return s;
+    auto version = UserVersion();
+    if (!version) return version.error();
+    if (*version != kSchemaVersion)
+      return Error{file_ + ": schema version " + std::to_string(*version) + ", where this program reads version " +
+                   std::to_string(kSchemaVersion) +
+                   (*version < kSchemaVersion ? ": open it once with a command that writes (`accelopt runs --db " +
+                                                    file_ + "`) to migrate it"
+                                              : ": a newer accelopt wrote it")};
+    return Ok{};
+  }
+
   Result<int> UserVersion() {
     Query q = Prepare("read schema version", "PRAGMA user_version");
     auto row = q.Next();
@@ -550,13 +590,13 @@ class SqliteStore : public Store {
 Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
   const std::string& path = options.path;
   bool on_disk = path != ":memory:" && !path.empty() && path.rfind("file:", 0) != 0;
-  if (on_disk && !options.create) {
+  if (on_disk && (!options.create || options.read_only)) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
       return Error{path + ": no such store (runs are recorded by `accelopt optimize`; --db names another store)"};
     if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, not a store"};
   }
-  if (on_disk && options.create) {
+  if (on_disk && options.create && !options.read_only) {
     auto parent = std::filesystem::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
@@ -564,8 +604,11 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
   }
   sqlite3* db = nullptr;
   // NOMUTEX: the store's own mutex serializes every use of the connection.
-  int rc =
-      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  // Read-only stays READWRITE without CREATE: a reader of a WAL file needs its
+  // shared-memory index, which a READONLY connection cannot make; query_only
+  // (InitReadOnly) then refuses every write.
+  const int mode = options.read_only ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path.c_str(), &db, mode | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     if (int err = db ? sqlite3_system_errno(db) : 0; err != 0) message += std::string(" (") + std::strerror(err) + ")";
@@ -573,7 +616,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
     return Error{path + ": open: " + message};
   }
   auto store = std::make_unique<SqliteStore>(path, db);
-  if (Status s = store->Init(options.busy_timeout_ms); !s) return s.error();
+  if (Status s = store->Init(options.busy_timeout_ms, options.read_only); !s) return s.error();
   return std::unique_ptr<Store>(std::move(store));
 }
 

@@ -73,10 +73,11 @@ class SqliteStoreTest : public ::testing::Test {
 TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   auto store = Open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "6");
   EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
   for (const char* table :
-       {"runs", "llm_calls", "evaluations", "candidates", "iterations", "lessons", "jobs", "hardware", "workers"}) {
+       {"runs", "llm_calls", "evaluations", "candidates", "iterations", "lessons", "jobs", "hardware", "workers",
+        "run_progress"}) {
     EXPECT_EQ(
         RawQuery(path_, std::string("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'"),
         table);
@@ -84,7 +85,7 @@ TEST_F(SqliteStoreTest, CreatesSchemaWithVersionInWalMode) {
   store.reset();
   // Opening an up-to-date file again migrates nothing and keeps the version.
   ASSERT_TRUE(Open());
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "6");
 }
 
 TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
@@ -105,7 +106,7 @@ TEST_F(SqliteStoreTest, LessonsOfAVersionOneStoreReadWithoutIntervalOrTags) {
   sqlite3_close(raw);
   auto store = Open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "6");
   auto lesson = store->GetLesson(1);
   ASSERT_TRUE(lesson.ok() && lesson->has_value()) << (lesson.ok() ? "none" : lesson.error().message);
   EXPECT_EQ((*lesson)->lesson.low, 1.5);
@@ -157,6 +158,23 @@ TEST_F(SqliteStoreTest, NewerSchemaIsAnError) {
   ASSERT_FALSE(store.ok());
   EXPECT_TRUE(Contains(store.error().message, path_)) << store.error().message;
   EXPECT_TRUE(Contains(store.error().message, "schema version 99")) << store.error().message;
+}
+
+TEST_F(SqliteStoreTest, ReadOnlyCreatesNothingAndRefusesAnOlderSchema) {
+  auto missing = OpenStoreReadOnly(path_);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(Contains(missing.error().message, path_ + ": no such store")) << missing.error().message;
+  EXPECT_FALSE(std::filesystem::exists(path_));
+  ASSERT_TRUE(Open());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 5", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  // Reading it would need a migration, which is a write: it says how to migrate it.
+  auto older = OpenStoreReadOnly(path_);
+  ASSERT_FALSE(older.ok());
+  EXPECT_TRUE(Contains(older.error().message, "schema version 5")) << older.error().message;
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "5");
 }
 
 TEST_F(SqliteStoreTest, AddCandidateErrorNamesFileAndOperation) {

@@ -97,12 +97,25 @@ class Store {
   /// Replaces the profile kept for (target, machine).
   virtual Status PutHardware(const std::string& target, const std::string& machine, const Json& profile) = 0;
   virtual Result<std::optional<Json>> GetHardware(const std::string& target, const std::string& machine) = 0;
+
+  // Live progress: what a run is doing now (its task, iteration, candidates
+  // evaluated, what it waits for), one document per run that each write
+  // replaces. Written a few times a second at most while a run goes, and read
+  // by `serve`; not part of what a resume needs.
+  /// Replaces run `run_id`'s progress document.
+  virtual Status PutRunProgress(int64_t run_id, const Json& progress) = 0;
+  /// The latest progress document of the run, or nullopt when none was written.
+  virtual Result<std::optional<Json>> GetRunProgress(int64_t run_id) = 0;
 };
 
 struct SqliteOptions {
   std::string path = "accelopt.db";  ///< created with its schema when missing (and `create`)
   int busy_timeout_ms = 5000;        ///< wait this long for another writer
   bool create = true;                ///< false: a missing file is an error, nothing is created
+  /// true: nothing is written through this connection (PRAGMA query_only), the
+  /// schema is not migrated (an older or newer one is an error) and the
+  /// journal mode is left as it is; implies `create` false.
+  bool read_only = false;
 };
 
 /// Opens (or creates) the database and migrates its schema. Thread-safe: calls
@@ -116,6 +129,10 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options);
 /// server that is down, a wrong password, a schema newer than this program
 /// knows. One connection, reset when found broken; calls serialized.
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri);
+/// The same, read-only: the schema must be this program's (nothing is
+/// migrated) and the session's transactions are READ ONLY, so every write
+/// through this store fails at the server.
+Result<std::unique_ptr<Store>> OpenPostgresStoreReadOnly(const std::string& uri);
 
 /// Where a store (or a queue) lives, as a user names it: a PostgreSQL URI
 /// (postgresql://... or postgres://...), else an SQLite file.
@@ -128,5 +145,8 @@ std::string UriPassword(const std::string& uri);
 /// Opens the store at `location` (IsPostgresUri decides which); `create`
 /// false makes a missing SQLite file an error.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location, bool create = true);
+/// Opens an existing store at `location` so that it cannot be written through
+/// this connection (SqliteOptions::read_only, OpenPostgresStoreReadOnly).
+Result<std::unique_ptr<Store>> OpenStoreReadOnly(const std::string& location);
 
 }  // namespace accelopt::store

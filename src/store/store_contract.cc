@@ -502,5 +502,50 @@ TEST_P(StoreContract, AnUnknownRunIsAnErrorNamingTheStore) {
   EXPECT_TRUE(Contains(id.error().message, where_ + ": add candidate: ")) << id.error().message;
 }
 
+TEST_P(StoreContract, RunProgressIsOneDocumentPerRunThatEachWriteReplaces) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const int64_t a = *store->CreateRun(Json::object()), b = *store->CreateRun(Json::object());
+  auto none = store->GetRunProgress(a);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_FALSE(none->has_value());
+  const Json first = {{"task", "silu"}, {"iteration", 1}, {"waiting_for", "the model (planner)"}};
+  const Json second = {{"task", "silu"}, {"iteration", 2}, {"waiting_for", std::string("</script>\xff")}};
+  ASSERT_TRUE(store->PutRunProgress(a, first).ok());
+  ASSERT_TRUE(store->PutRunProgress(b, {{"task", "rope"}}).ok());
+  ASSERT_TRUE(store->PutRunProgress(a, second).ok());
+  // Another connection (serve's) reads the latest; invalid UTF-8 comes back replaced.
+  auto other = Open();
+  ASSERT_TRUE(other);
+  auto got = other->GetRunProgress(a);
+  ASSERT_TRUE(got.ok() && got->has_value()) << (got.ok() ? "none" : got.error().message);
+  EXPECT_EQ((**got)["iteration"], 2);
+  EXPECT_EQ((**got)["waiting_for"], "</script>\xEF\xBF\xBD");
+  EXPECT_EQ((**other->GetRunProgress(b))["task"], "rope");
+  EXPECT_FALSE(store->PutRunProgress(424242, first).ok()) << "progress of a run that does not exist";
+}
+
+TEST_P(StoreContract, AStoreOpenedReadOnlyReadsEverythingAndWritesNothing) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const int64_t run = *store->CreateRun({{"tasks", {"silu"}}});
+  ASSERT_TRUE(store->PutRunProgress(run, {{"iteration", 1}}).ok());
+  auto reader = OpenStoreReadOnly(place_);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  Store& r = **reader;
+  auto runs = r.ListRuns();
+  ASSERT_TRUE(runs.ok() && runs->size() == 1) << (runs.ok() ? "" : runs.error().message);
+  EXPECT_EQ((**r.GetRunProgress(run))["iteration"], 1);
+  EXPECT_FALSE(r.CreateRun(Json::object()).ok());
+  EXPECT_FALSE(r.SetRunStatus(run, "finished", Json()).ok());
+  EXPECT_FALSE(r.PutRunProgress(run, {{"iteration", 9}}).ok());
+  EXPECT_FALSE(r.AddCandidate(ContractCandidate(run, "silu", 0)).ok());
+  EXPECT_EQ((**store->GetRunProgress(run))["iteration"], 1);
+  EXPECT_EQ((**store->GetRun(run)).status, "running");
+  // The writer goes on writing while the reader is open, and the reader sees it.
+  ASSERT_TRUE(store->PutRunProgress(run, {{"iteration", 2}}).ok());
+  EXPECT_EQ((**r.GetRunProgress(run))["iteration"], 2);
+}
+
 }  // namespace
 }  // namespace accelopt::store::testing

@@ -17,7 +17,8 @@ export async function openReport(file, { width = 1400, height = 1000 } = {}) {
   page.on('pageerror', (e) => seen.page_errors.push(String(e)));
   page.on('dialog', async (d) => { seen.dialogs.push(`${d.type()}: ${d.message()}`); await d.dismiss(); });
   page.on('request', (r) => { if (!r.url().startsWith('file:')) seen.requests.push(r.url()); });
-  await page.goto(pathToFileURL(file).href);
+  // A file, or a page `accelopt serve` answers (http://127.0.0.1:PORT/runs/ID).
+  await page.goto(/^https?:\/\//.test(file) ? file : pathToFileURL(file).href);
   await page.waitForFunction(() => window.accelopt && window.accelopt.page.data);
   // Two frames, so that every chart has painted.
   await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
