@@ -19,10 +19,10 @@ ratios (disturbed comparisons left out, and counted). Every figure comes from
 what accelopt measured in this invocation; nothing is read from a file of results.
 
   python3 bench/self_improvement.py silu adamw matmul -I 4 -N 2 -B 2 -K 1 --exchange exchange/
-  python3 bench/self_improvement.py ... --json        # the same as JSON on stdout
+  python3 bench/self_improvement.py ... --json r.json  # also the whole report as JSON (- : on stdout, no table)
   python3 bench/self_improvement.py ... -- --budget 5  # after --: passed to every optimize as is
 
-Progress goes to stderr; the table (or JSON) to stdout. Exit status 0 when every
+Progress goes to stderr; the table to stdout. Exit status 0 when every
 task of both arrangements ran and was compared, 3 when some failed (each is
 reported in its row), 1 on an error that stops everything (no accelopt binary,
 a task the suite does not have).
@@ -204,9 +204,10 @@ def summarize(rows):
 def percent_cell(a):
     if a is None:
         return "failed"
+    mark = "*" if a["best_disturbed"] else ""
     if a["best_percent_of_peak"] is None:
-        return "unscored"
-    return f"{a['best_percent_of_peak']:.2f}%" + ("*" if a["best_disturbed"] else "")
+        return "unscored" + mark
+    return f"{a['best_percent_of_peak']:.2f}%" + mark
 
 
 def calls_cell(a):
@@ -276,7 +277,8 @@ def parse_args(argv):
     p.add_argument("--exchange", help="the file-exchange folder every run's prompts go to")
     p.add_argument("--memory-name", help="the carried memory's name (default selfimp-<UTC time>-<pid>); "
                    "it must hold no lessons yet")
-    p.add_argument("--json", action="store_true", help="print the report as JSON instead of a Markdown table")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE ('-': on stdout, instead "
+                   "of the table)")
     args = p.parse_args(argv)
     args.optimize_args = extra
     args.budget_flags = [w for flag in ("-I", "-N", "-B", "-K", "-R")
@@ -331,7 +333,10 @@ def main(argv):
     except Failure as e:
         print(f"self_improvement: {e}", file=sys.stderr)
         return 1
-    print(json.dumps(report, indent=2) if args.json else markdown(report), end="" if not args.json else "\n")
+    if args.json and args.json != "-":
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+    print(json.dumps(report, indent=2) if args.json == "-" else markdown(report), end="" if args.json != "-" else "\n")
     return 3 if any(r["errors"] for r in report["tasks"]) else 0
 
 
