@@ -71,8 +71,10 @@ class Accelopt:
         except OSError as e:
             raise Failure(f"{what}: cannot run {self.binary}: {e.strerror}")
         if done.returncode != 0:
-            tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-6:])
-            raise Failure(f"{what}: `accelopt {' '.join(words[:2])} ...` exited {done.returncode}: {tail}")
+            # accelopt's own error line says what went wrong; progress lines around it do not.
+            lines = [l.strip() for l in (done.stderr + done.stdout).splitlines() if l.strip()]
+            said = [l for l in lines if l.startswith("accelopt: ")] or lines[-1:] or ["(nothing printed)"]
+            raise Failure(f"{what}: `accelopt {' '.join(words[:2])} ...` exited {done.returncode}: {said[-1]}")
         return done.stdout
 
     def json(self, words, what):
