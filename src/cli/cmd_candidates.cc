@@ -9,6 +9,7 @@
 #include "core/command.h"
 #include "core/json_io.h"
 #include "core/text.h"
+#include "run/optimize.h"
 #include "store/store.h"
 
 namespace accelopt::cli {
@@ -22,6 +23,10 @@ std::string VsParentText(const Candidate& c) {
   return fmt::format("{:.2f}x [{:.2f}-{:.2f}]{}", v.speedup, v.ci_low, v.ci_high, v.disturbed ? " disturbed" : "");
 }
 
+// A percentage of a peak someone measured: none when unscored (no saved
+// calibration) or when the task's figure is its own metric (a code task).
+bool Scored(const Candidate& c) { return c.ok() && c.profile.scored_against && !c.profile.metric; }
+
 Json CandidateJson(const store::StoredCandidate& stored) {
   const Candidate& c = stored.candidate;
   Json j = {{"id", c.id},
@@ -30,7 +35,7 @@ Json CandidateJson(const store::StoredCandidate& stored) {
             {"parent", c.parent_id == 0 ? Json(nullptr) : Json(c.parent_id)},
             {"status", VerdictName(c.profile.status)},
             {"latency_s", c.ok() ? Json(c.latency()) : Json(nullptr)},
-            {"percent_of_peak", c.ok() ? Json(c.profile.percent_of_peak) : Json(nullptr)},
+            {"percent_of_peak", Scored(c) ? Json(c.profile.percent_of_peak) : Json(nullptr)},
             {"disturbed", c.profile.disturbed},
             {"plan", FirstLine(c.plan)},
             {"code_hash", c.hash}};
@@ -46,15 +51,22 @@ void RegisterCandidates(CLI::App& app) {
   cmd->add_option("RUN", run, "run id (see `accelopt runs`)")->required();
   cmd->add_option("--task", task, "only this task's candidates");
   cmd->add_option("--db", db, kDbHelp);
-  cmd->add_flag("--json", json, "one JSON array of the candidates, with each one's comparison with its parent");
+  cmd->add_flag("--json", json,
+                "one JSON array of the candidates, with each one's comparison with its parent and the model calls of "
+                "its task made by the time it was measured (model_calls)");
   cmd->callback([] {
     auto store = OpenStoreOrExit(db, /*create=*/false);
     RunOrExit(*store, run, db);  // an unknown run is an error, not an empty list
     auto candidates = store->ListCandidates(run, task);
     if (!candidates) throw Exit{kExitError, candidates.error().message};
     if (json) {
+      auto calls = store->ListLlmCalls(run);
+      if (!calls) throw Exit{kExitError, calls.error().message};
       Json out = Json::array();
-      for (const auto& stored : *candidates) out.push_back(CandidateJson(stored));
+      for (const auto& stored : *candidates) {
+        out.push_back(CandidateJson(stored));
+        out.back()["model_calls"] = run::ModelCallsBy(*calls, stored.task, stored.candidate.iteration);
+      }
       fmt::print("{}\n", DumpJson(out, 2));
       return;
     }
@@ -70,7 +82,10 @@ void RegisterCandidates(CLI::App& app) {
       if (c.ok() && c.profile.disturbed) latency += "*";
       fmt::print("{:>6}  {:<16} {:>4} {:>6}  {:<14} {:>10} {:>8}  {:<26} {}\n", c.id, stored.task, c.iteration,
                  c.parent_id ? std::to_string(c.parent_id) : "-", VerdictName(c.profile.status), latency,
-                 c.ok() ? fmt::format("{:.2f}%", c.profile.percent_of_peak) : "-", VsParentText(c),
+                 Scored(c)                           ? fmt::format("{:.2f}%", c.profile.percent_of_peak)
+                 : c.ok() && !c.profile.metric ? "unscored"
+                                               : "-",
+                 VsParentText(c),
                  c.plan.empty() ? "(baseline)" : FirstLine(c.plan));
     }
     fmt::print("* measured while other processes loaded the machine; `accelopt export candidate ID DIR` writes one\n");

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -567,6 +568,33 @@ LlmTotals SumLlmCalls(const std::vector<Json>& calls, const std::string& task) {
     }
   }
   return t;
+}
+
+namespace {
+
+// The iteration a call's key names (`run3/silu/it2/...` -> 2), if any.
+std::optional<int> IterationOfKey(const std::string& key, const std::string& task) {
+  const std::string marker = "/" + task + "/it";
+  const size_t at = key.find(marker);
+  if (at == std::string::npos) return std::nullopt;
+  size_t i = at + marker.size(), digits = i;
+  while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i]))) ++i;
+  if (i == digits || i > digits + 6 || (i < key.size() && key[i] != '/')) return std::nullopt;
+  return std::stoi(key.substr(digits, i - digits));
+}
+
+}  // namespace
+
+size_t ModelCallsBy(const std::vector<Json>& calls, const std::string& task, int iteration) {
+  size_t n = 0;
+  for (const auto& c : calls) {
+    if (c.value("task", "") != task) continue;
+    const auto it = IterationOfKey(c.value("key", ""), task);
+    if (!it || *it > iteration) continue;
+    if (*it == iteration && c.value("agent_role", "") == "summarizer") continue;
+    ++n;
+  }
+  return n;
 }
 
 }  // namespace accelopt::run

@@ -149,6 +149,15 @@ struct LlmTotals {
 };
 LlmTotals SumLlmCalls(const std::vector<Json>& calls, const std::string& task = "");
 
+/// The model calls of `task` in a run (`calls` as Store::ListLlmCalls gives
+/// them) made by the time a candidate of `iteration` was measured: every call
+/// of the earlier iterations, and its own iteration's planner, executor and
+/// fixer calls; not that iteration's summaries, asked after it was measured.
+/// 0 for the baseline (iteration 0). Failed calls count: they were made.
+/// A call's iteration is read from its key (`.../TASK/it<N>/...`); a call
+/// whose key names none is counted in no iteration.
+size_t ModelCallsBy(const std::vector<Json>& calls, const std::string& task, int iteration);
+
 /// What a task's kernels are, for the memory: its name and family, the target's name and kernel language.
 LessonTags ScopeOf(const suite::Task& task, const targets::TargetInfo& target);
 

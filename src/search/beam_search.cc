@@ -71,9 +71,15 @@ std::string ProfileText(const Profile& p) {
   }
   if (!p.conditions.empty()) out += "each timed call: " + p.conditions + "\n";
   if (p.counters.available) {
-    std::snprintf(line, sizeof line, "per call: %.3g cycles, %.3g instructions, %.3g cache misses\n", p.counters.cycles,
-                  p.counters.instructions, p.counters.cache_misses);
+    std::snprintf(line, sizeof line,
+                  "hardware counters per call: %.3g cycles, %.3g instructions (%.2f per cycle), %.3g cache misses\n",
+                  p.counters.cycles, p.counters.instructions,
+                  p.counters.cycles > 0 ? p.counters.instructions / p.counters.cycles : 0.0, p.counters.cache_misses);
     out += line;
+  } else if (p.latency && !p.counters.unavailable_reason.empty()) {
+    // Said plainly, so that no figure is guessed in their place.
+    out += "hardware counters: none on this machine (" + p.counters.unavailable_reason +
+           "): no cycle, instruction or cache-miss counts exist for this kernel\n";
   }
   // The loops that did vectorize are left out: for a kernel written with
   // intrinsics they are noise, and what a planner acts on is what did not.

@@ -140,6 +140,49 @@ TEST_F(BeamSearchTest, ThePromptsSayTheAccuracyBoundAsNumbers) {
   EXPECT_EQ(prompt.find("small multiple"), std::string::npos) << prompt;
 }
 
+// What the machine and the compiled kernel tell an expert reaches the planner:
+// the hottest loop as compiled, and the hardware counters, or plainly that the
+// machine offers none (a VM without a PMU) instead of any figure.
+TEST_F(BeamSearchTest, ThePlannerSeesTheHotLoopAndTheCountersOrThatThereAreNone) {
+  auto planner_prompt = [&](const Profile& facts) {
+    RuleModel model([&](const std::string& role, const std::string& prompt, const std::string&) -> std::string {
+      if (role == "planner") return "PLAN: idea ms 4\nDo it.";
+      if (role == "executor") return ExecutorFromTitle(prompt);
+      return "no optimization found";
+    });
+    SearchState state = Start();
+    for (Candidate* c : {&state.baseline, &state.best, &state.beam[0], &state.known[0]}) {
+      c->profile.hot_loop = facts.hot_loop;
+      c->profile.counters = facts.counters;
+    }
+    SearchListener listener;
+    Run(model, std::move(state), listener);
+    auto plans = model.Of("planner");
+    return plans.empty() ? std::string() : plans[0].prompt;
+  };
+  Profile facts;
+  facts.hot_loop = "in kernel, a loop of 3 instructions at +0x40..+0x4c:\n  vfmadd231ps (%rsi,%rax,4),%zmm1,%zmm0\n";
+  facts.counters.unavailable_reason = "perf_event_open: No such file or directory";
+  std::string prompt = planner_prompt(facts);
+  EXPECT_NE(prompt.find("its hottest loop as compiled (the innermost loop with the widest and most vector work; "
+                        "objdump):\nin kernel, a loop of 3 instructions at +0x40..+0x4c:\n  vfmadd231ps"),
+            std::string::npos)
+      << prompt;
+  EXPECT_NE(prompt.find("hardware counters: none on this machine (perf_event_open: No such file or directory): no "
+                        "cycle, instruction or cache-miss counts exist for this kernel"),
+            std::string::npos)
+      << prompt;
+  EXPECT_EQ(prompt.find(" cycles,"), std::string::npos) << prompt;
+
+  facts.counters = CounterValues{.available = true, .cycles = 4e6, .instructions = 6e6, .cache_misses = 1.5e4};
+  prompt = planner_prompt(facts);
+  EXPECT_NE(prompt.find("hardware counters per call: 4e+06 cycles, 6e+06 instructions (1.50 per cycle), 1.5e+04 "
+                        "cache misses"),
+            std::string::npos)
+      << prompt;
+  EXPECT_EQ(prompt.find("none on this machine"), std::string::npos) << prompt;
+}
+
 // No figure measured under load reaches a planner unmarked: a disturbed
 // profile says so beside its latency, and a disturbed comparison in the
 // history of attempts decides nothing and says why.
