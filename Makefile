@@ -25,7 +25,7 @@ TASKS ?=
 # goes on unscored (saying why) rather than stopping the demo.
 demo: build
 	$(BUILD)/accelopt calibrate --wait-quiet 60 --or-unscored
-	$(BUILD)/accelopt optimize $(TASKS)
+	$(BUILD)/accelopt optimize --anchors $(TASKS)
 
 # Benchmarks of the engine itself (compile time, overhead, timing spread).
 bench-engine: build

@@ -60,7 +60,7 @@ TEST(ReportBrowser, DemoRunReportDrawsEveryChartAndShowsHostileSourceAsText) {
   testing::TempDir dir;
   const std::string db = dir.path() + "/accelopt.db";
   testing::CommandRun optimize =
-      testing::Accelopt("optimize --demo --shape test --suite " + testing::SourceDir() + "/suite --db " + db);
+      testing::Accelopt("optimize --demo --anchors --shape test --suite " + testing::SourceDir() + "/suite --db " + db);
   ASSERT_EQ(optimize.exit_code, 0) << optimize.out;
 
   auto opened = store::OpenSqliteStore({.path = db, .create = false});
@@ -70,6 +70,18 @@ TEST(ReportBrowser, DemoRunReportDrawsEveryChartAndShowsHostileSourceAsText) {
   Json data = report::RunReportData(store, run);
   ASSERT_FALSE(data.contains("error")) << data;
   ASSERT_EQ(data["tasks"].size(), 3u) << "the demo optimizes silu, matmul and rmsnorm_matmul";
+  // --anchors: the two tasks with a vendor.cpp have their OpenBLAS anchor measured and kept in the summary.
+  auto info = store.GetRun(run);
+  ASSERT_TRUE(info.ok() && *info);
+  for (const Json& t : (*info)->summary) {
+    const bool has_vendor = fs::exists(testing::SourceDir() + "/suite/" + t["task"].get<std::string>() + "/vendor.cpp");
+    ASSERT_EQ(t.contains("anchors"), has_vendor) << t;
+    if (!has_vendor) continue;
+    ASSERT_EQ(t["anchors"].size(), 1u) << t;
+    EXPECT_EQ(t["anchors"][0]["name"], "openblas");
+    EXPECT_EQ(t["anchors"][0]["status"], "ok") << t["anchors"][0];
+    EXPECT_GT(t["anchors"][0]["median_s"].get<double>(), 0);
+  }
   const std::string hostile_task = data["tasks"][0]["name"];
   auto best = store.GetCandidate(data["tasks"][0]["best_id"].get<int64_t>());
   ASSERT_TRUE(best.ok() && *best);
@@ -134,8 +146,8 @@ TEST(ReportBrowser, DemoRunReportDrawsEveryChartAndShowsHostileSourceAsText) {
     int last_iteration = 0;
     for (const auto& c : *stored) last_iteration = std::max(last_iteration, c.candidate.iteration);
     EXPECT_EQ(best_points, static_cast<size_t>(last_iteration + 1)) << name << ": one best per iteration";
-    // The baseline, and for a scored run the roofline bound.
-    EXPECT_EQ(lines, task["scored"].get<bool>() ? 2u : 1u) << name;
+    // The baseline, and for a scored run the roofline bound and each anchor.
+    EXPECT_EQ(lines, task["scored"].get<bool>() ? 2u + task["anchors"].size() : 1u) << name;
 
     // The lineage: exactly the run's candidates of the task.
     const Json& lineage = charts["lineage-" + std::to_string(i)]["series"][0];

@@ -201,6 +201,13 @@ void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id, b
       fmt::print("  {}: the final check against the baseline was measured disturbed ({}); the speedup shown is the "
                  "chain of undisturbed steps\n",
                  r.task, PairedSpeedupText(*r.vs_baseline));
+    for (const auto& [name, profile] : r.anchors)
+      fmt::print("  {} anchor {}: {} ({}{}); the best {} its speed (ratio of medians, not timed side by side)\n", r.task, name, MeasureText(profile),
+                 profile.scored_against ? fmt::format("{:.2f}% of peak", profile.percent_of_peak) : "unscored",
+                 profile.disturbed ? ", disturbed" : "",
+                 profile.latency && r.best.profile.latency
+                     ? fmt::format("{:.2f}x", profile.latency->median_s / r.best.profile.latency->median_s)
+                     : std::string("-"));
     if (!r.stopped.empty()) fmt::print("  {} stopped early: {}\n", r.task, r.stopped);
   }
   fmt::print("\nspeedup: the best against the baseline timed side by side at the end, with its 95% interval");
@@ -452,8 +459,9 @@ void Execute(OptimizeFlags& f, Prepared& p, int64_t run_id, store::Store& db, ta
   std::vector<run::TaskResult> results;
   Json summary = Json::array();
   for (const suite::Task* task : p.selected) {
-    run::TaskSettings settings{f.search, MemoryNameFor(f, run_id), f.shape,
-                               ProjectDataPath(target.Describe().prompts_dir), measuring->route, &progress};
+    run::TaskSettings settings{f.search,       MemoryNameFor(f, run_id),
+                               f.shape,        ProjectDataPath(target.Describe().prompts_dir),
+                               measuring->route, &progress, f.anchors};
     auto r = run::OptimizeTask(settings, *task, run_id, db, *p.client, target);
     if (!r) {
       db.SetRunStatus(run_id, "failed", {{"error", r.error().message}});
@@ -513,6 +521,9 @@ void RegisterOptimize(CLI::App& app) {
   static bool json = false;
   cmd->add_option("TASK", flags.tasks, "tasks to optimize (see `accelopt tasks`)");
   cmd->add_flag("--json", json, "print the final table as JSON on stdout (progress stays on stderr)");
+  cmd->add_flag("--anchors", flags.anchors,
+                "at the end of each task, measure its vendor anchor too (vendor.cpp on OpenBLAS for the cpu) and keep "
+                "it in the run's summary, for `report`");
   cmd->add_flag("--demo", flags.demo,
                 "replay the recorded demo (silu, matmul, rmsnorm_matmul) instead of a live model");
   AddSearchFlags(*cmd, flags);

@@ -19,6 +19,7 @@ Json ToJson(const RunConfig& c) {
           {"memory", c.memory},
           {"shape", c.shape},
           {"demo", c.demo},
+          {"anchors", c.anchors},
           {"suite", c.suite_dir},
           {"search",
            {{"iterations", s.iterations},
@@ -61,6 +62,7 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
     c.memory = j.at("memory");
     c.shape = j.at("shape");
     c.demo = j.value("demo", false);
+    c.anchors = j.value("anchors", false);
     c.suite_dir = j.value("suite", "");
     const Json& s = j.at("search");
     c.search.iterations = s.at("iterations");

@@ -44,6 +44,9 @@ struct RunConfig {
   std::string memory = "shared";
   std::string shape = "bench";
   bool demo = false;
+  /// At the end of each task, its vendor anchor (vendor.cpp on OpenBLAS for the cpu) is
+  /// measured too and kept in the summary, beside the baseline and the best.
+  bool anchors = false;
   std::string suite_dir;  ///< "" = the default suite
   search::SearchOptions search;
   std::string llm_config;    ///< the configuration file read ("" = none)

@@ -15,6 +15,7 @@ TEST(RunConfig, RoundTripsEverySetting) {
   c.memory = "mine";
   c.shape = "test";
   c.suite_dir = "/s";
+  c.anchors = true;
   c.search.iterations = 3;
   c.search.proposals = search::ProposalMode::kSequential;
   c.search.tune_budget = 5;
@@ -35,6 +36,7 @@ TEST(RunConfig, RoundTripsEverySetting) {
   EXPECT_EQ(back->model.temperature, 0.7);
   EXPECT_EQ(back->model.budget_usd, 0.4);  // a resume keeps the run's --budget
   EXPECT_TRUE(back->eval.bind_openmp);
+  EXPECT_TRUE(back->anchors);  // a resume measures the anchors as the run began to
   EXPECT_EQ(back->queue.slurm.gres, "gpu:1");
   EXPECT_EQ(back->queue.slurm.max_workers, 8);
 }
@@ -44,11 +46,13 @@ TEST(RunConfig, OlderRecordsTakeTheirDefaultsAndABrokenOneIsAnError) {
   j["search"].erase("proposals");
   j["search"].erase("tune_budget");
   j["eval"].erase("target");
+  j.erase("anchors");
   auto old = RunConfigFromJson(j);
   ASSERT_TRUE(old.ok()) << old.error().message;
   EXPECT_EQ(old->search.proposals, search::ProposalMode::kSequential);
   EXPECT_EQ(old->search.tune_budget, 0);
   EXPECT_EQ(old->eval.target, targets::kDefaultTarget);
+  EXPECT_FALSE(old->anchors);
   j.erase("search");
   auto broken = RunConfigFromJson(j);
   ASSERT_FALSE(broken.ok());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -93,14 +94,16 @@ Result<std::optional<Json>> StoreEvaluator::Recorded(const std::string& hash) {
 }
 
 service::EvalJob StoreEvaluator::JobFor(service::JobKind kind,
-                                        const std::vector<std::pair<std::string, std::string>>& codes) const {
+                                        const std::vector<std::pair<std::string, std::string>>& codes,
+                                        const std::vector<std::string>& libraries) const {
   service::EvalJob job;
   job.kind = kind;
   job.task = spec_;
   job.target = target_.name();
   job.settings = settings_;
   job.machine_class = machine_;
-  for (const auto& [label, code] : codes) job.sources.push_back({label, code, agents::CodeHash(code, language_), {}});
+  for (const auto& [label, code] : codes)
+    job.sources.push_back({label, code, agents::CodeHash(code, language_), libraries});
   return job;
 }
 
@@ -110,6 +113,25 @@ std::optional<LiveProgress::Wait> StoreEvaluator::WaitForJobs(const char* what) 
 }
 
 Result<Profile> StoreEvaluator::EvaluateOne(const std::string& code) { return std::move(Evaluate({code}).front()); }
+
+// Kept under its own key: the same code as a candidate (which could not link
+// the vendor's library) is a different measurement.
+Result<Profile> StoreEvaluator::EvaluateAnchor(const std::string& code, const std::vector<std::string>& libraries) {
+  const std::string key = Key("anchor-" + agents::CodeHash(code, language_));
+  auto recorded = store_.GetEvaluation(key);
+  if (!recorded) return recorded.error();
+  if (*recorded) return ProfileFromJson(**recorded);
+  auto waiting = WaitForJobs("the task's anchor");
+  auto futures = evaluator_->Submit({JobFor(service::JobKind::kEvaluate, {{"anchor", code}}, libraries)});
+  auto outcome = futures.front().get();
+  waiting.reset();
+  if (!outcome) return outcome.error();
+  if (outcome->profiles.size() != 1)
+    return Error{"an evaluation came back with " + std::to_string(outcome->profiles.size()) + " profiles"};
+  if (auto s = store_.PutEvaluation(key, run_id_, task_.name, outcome->profiles.front().ToJson()); !s)
+    return s.error();
+  return outcome->profiles.front();
+}
 
 // Codes evaluated before in this run are answered from the store; the others
 // are submitted as jobs together (a local evaluator builds them as one batch,
@@ -374,6 +396,27 @@ Status ChooseBest(const std::vector<Candidate>& known, const Candidate& baseline
   return Ok{};
 }
 
+// The task's vendor anchor, when it has one for this target (vendor.cpp on
+// OpenBLAS for the cpu), measured like a candidate. An anchor the engine
+// cannot measure is said and left out: it is no verdict on the run.
+void MeasureAnchors(const suite::Task& task, const targets::TargetInfo& info, StoreEvaluator& evaluator,
+                    TaskResult& result) {
+  const std::string path = task.dir + "/vendor" + info.file_extension;
+  if (info.vendor_label.empty() || !std::filesystem::exists(path)) return;
+  auto code = ReadFile(path);
+  if (!code) {
+    fmt::print(stderr, "[{}] anchor {}: {}\n", task.name, info.vendor_label, code.error().message);
+    return;
+  }
+  fmt::print(stderr, "[{}] measuring the anchor {} ({})...\n", task.name, info.vendor_label, path);
+  auto profile = evaluator.EvaluateAnchor(*code, info.vendor_libraries);
+  if (!profile) {
+    fmt::print(stderr, "[{}] anchor {} not measured: {}\n", task.name, info.vendor_label, profile.error().message);
+    return;
+  }
+  result.anchors.push_back({info.vendor_label, *profile});
+}
+
 }  // namespace
 
 BestCandidate RunsBest(const Json& summary, const std::string& task, const std::vector<const Candidate*>& candidates) {
@@ -439,6 +482,16 @@ Json ToJson(const TaskResult& r) {
             {"cost_usd", r.cost},
             {"unknown_cost_calls", r.unknown_cost_calls},
             {"stopped", r.stopped}};
+  if (!r.anchors.empty()) {
+    j["anchors"] = Json::array();
+    for (const auto& [name, profile] : r.anchors)
+      j["anchors"].push_back(
+          {{"name", name},
+           {"status", VerdictName(profile.status)},
+           {"median_s", profile.latency ? Json(profile.latency->median_s) : Json()},
+           {"percent_of_peak", profile.latency && profile.scored_against ? Json(profile.percent_of_peak) : Json()},
+           {"disturbed", profile.disturbed}});
+  }
   return j;
 }
 
@@ -535,6 +588,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   // confirmed against the baseline directly.
   if (auto chosen = ChooseBest(final_state.known, result.baseline, options.noise_margin, evaluator, result); !chosen)
     return chosen.error();
+  if (f.anchors) MeasureAnchors(task, target.Describe(), evaluator, result);
   result.disturbance = DisturbanceOf(final_state.known);
   if (result.vs_baseline) {
     result.disturbance.retried_series += result.vs_baseline->disturbed_series;

@@ -63,6 +63,9 @@ class StoreEvaluator : public search::CandidateEvaluator {
   /// by both codes), so a resumed run does not time a pair twice.
   Result<PairedSpeedup> Compare(const std::string& parent, const std::string& child) override;
   Result<Profile> EvaluateOne(const std::string& code);
+  /// A task's anchor (a vendor library's kernel, which may link `libraries`),
+  /// measured like a candidate and remembered apart from the candidates.
+  Result<Profile> EvaluateAnchor(const std::string& code, const std::vector<std::string>& libraries);
   /// Each wait for measurements is shown there while it lasts, in the
   /// evaluator's words when it has them (the device's holder, the queue).
   void ShowWaitsIn(LiveProgress* progress) { progress_ = progress; }
@@ -78,7 +81,8 @@ class StoreEvaluator : public search::CandidateEvaluator {
   /// What the store holds under Key(hash), else under the older LegacyKey(hash).
   Result<std::optional<Json>> Recorded(const std::string& hash);
   /// A job for `codes` (one to evaluate, two to compare).
-  service::EvalJob JobFor(service::JobKind kind, const std::vector<std::pair<std::string, std::string>>& codes) const;
+  service::EvalJob JobFor(service::JobKind kind, const std::vector<std::pair<std::string, std::string>>& codes,
+                          const std::vector<std::string>& libraries = {}) const;
   store::Store& store_;
   const targets::Target& target_;
   const suite::Task& task_;
@@ -173,6 +177,7 @@ struct TaskSettings {
   std::string prompts_dir;  ///< the target's prompt templates
   EvalRoute route;          ///< where its kernels are measured (default: here, on `target`)
   LiveProgress* progress = nullptr;  ///< told what the search does and waits for (null: nothing recorded)
+  bool anchors = false;              ///< measure the task's vendor anchor at the end (RunConfig::anchors)
 };
 
 /// How much of a task's search was measured while other processes loaded the machine.
@@ -191,6 +196,9 @@ struct TaskResult {
   /// The best timed against the baseline directly, side by side, at the end
   /// of the search (absent when the target cannot, or the best is the baseline).
   std::optional<PairedSpeedup> vs_baseline;
+  /// The task's anchors measured at the end (`optimize --anchors`): a name
+  /// (the target's vendor label) and its profile, scored like the candidates.
+  std::vector<std::pair<std::string, Profile>> anchors;
   Disturbance disturbance;
   double cost = 0;              ///< of the priced LLM calls for this task
   long unknown_cost_calls = 0;  ///< calls whose price is unknown
