@@ -589,6 +589,9 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   if (auto chosen = ChooseBest(final_state.known, result.baseline, options.noise_margin, evaluator, result); !chosen)
     return chosen.error();
   if (f.anchors) MeasureAnchors(task, target.Describe(), evaluator, result);
+  if (f.progress)
+    f.progress->ReportBest(result.best.ok() && result.best.profile.scored_against ? result.best.profile.percent_of_peak
+                                                                                 : std::nan(""));
   result.disturbance = DisturbanceOf(final_state.known);
   if (result.vs_baseline) {
     result.disturbance.retried_series += result.vs_baseline->disturbed_series;

@@ -55,6 +55,17 @@ void LiveProgress::Report(int iteration, int evaluated, int total, double best_p
   changed_.notify_all();
 }
 
+void LiveProgress::ReportBest(double best_percent) {
+  {
+    std::lock_guard lock(mu_);
+    best_percent_ = std::isfinite(best_percent) ? best_percent : -1;
+    eta_s_ = 0;
+    eta_at_ = std::chrono::steady_clock::now();
+    ++version_;
+  }
+  changed_.notify_all();
+}
+
 LiveProgress::Wait LiveProgress::Waiting(std::string what, std::function<std::string()> detail) {
   int64_t id;
   {

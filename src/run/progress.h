@@ -49,6 +49,9 @@ class LiveProgress {
   /// `iteration`; best_percent is the best's % of peak (NaN: unscored);
   /// eta_s < 0: no estimate yet.
   void Report(int iteration, int evaluated, int total, double best_percent, double eta_s);
+  /// The task's best as the run chose it at the end (its comparisons come
+  /// after the last Report): its % of peak (NaN: unscored), no time left.
+  void ReportBest(double best_percent);
 
   /// One wait, shown while it lives. `detail`, when set, is asked on the
   /// writer's thread what the wait is about now (an evaluator's Waiting():

@@ -80,6 +80,11 @@ TEST_F(LiveProgressTest, RecordsTheTaskTheCountsTheBestAndWhatItWaitsFor) {
     }
     std::this_thread::sleep_for(700ms);
     EXPECT_EQ(Stored()["waiting_for"], "the model (planner)");
+    // The best as the run chose it at the end, after its last comparisons.
+    progress.ReportBest(40.25);
+    std::this_thread::sleep_for(700ms);
+    EXPECT_EQ(Stored()["best_percent_of_peak"], 40.25) << Stored().dump();
+    EXPECT_EQ(Stored()["eta_s"], Json()) << "nothing left: no estimate";
   }
   // The last state, written as it ended: waiting for nothing, not running.
   Json p = Stored();
