@@ -202,7 +202,8 @@ void PrintResults(const std::vector<run::TaskResult>& results, int64_t run_id, b
                  "chain of undisturbed steps\n",
                  r.task, PairedSpeedupText(*r.vs_baseline));
     for (const auto& [name, profile] : r.anchors)
-      fmt::print("  {} anchor {}: {} ({}{}); the best {} its speed (ratio of medians, not timed side by side)\n", r.task, name, MeasureText(profile),
+      fmt::print("  {} anchor {}: {} ({}{}); the best {} its speed (ratio of medians, not timed side by side)\n",
+                 r.task, name, MeasureText(profile),
                  profile.scored_against ? fmt::format("{:.2f}% of peak", profile.percent_of_peak) : "unscored",
                  profile.disturbed ? ", disturbed" : "",
                  profile.latency && r.best.profile.latency

@@ -123,8 +123,10 @@ Result<Profile> StoreEvaluator::EvaluateAnchor(const std::string& code, const st
   if (*recorded) return ProfileFromJson(**recorded);
   auto waiting = WaitForJobs("the task's anchor");
   auto futures = evaluator_->Submit({JobFor(service::JobKind::kEvaluate, {{"anchor", code}}, libraries)});
-  auto outcome = futures.front().get();
-  waiting.reset();
+  return StoreProfile(futures.front().get(), key);
+}
+
+Result<Profile> StoreEvaluator::StoreProfile(Result<service::EvalOutcome> outcome, const std::string& key) {
   if (!outcome) return outcome.error();
   if (outcome->profiles.size() != 1)
     return Error{"an evaluation came back with " + std::to_string(outcome->profiles.size()) + " profiles"};
@@ -158,21 +160,7 @@ std::vector<Result<Profile>> StoreEvaluator::Evaluate(const std::vector<std::str
   if (jobs.empty()) return out;
   auto waiting = WaitForJobs("an evaluation");
   auto futures = evaluator_->Submit(std::move(jobs));
-  for (size_t k = 0; k < futures.size(); ++k) {
-    const size_t i = positions[k];
-    auto outcome = futures[k].get();
-    if (!outcome) {
-      out[i] = outcome.error();
-      continue;
-    }
-    if (outcome->profiles.size() != 1) {
-      out[i] = Error{"an evaluation came back with " + std::to_string(outcome->profiles.size()) + " profiles"};
-      continue;
-    }
-    out[i] = outcome->profiles.front();
-    if (auto s = store_.PutEvaluation(keys[i], run_id_, task_.name, outcome->profiles.front().ToJson()); !s)
-      out[i] = s.error();
-  }
+  for (size_t k = 0; k < futures.size(); ++k) out[positions[k]] = StoreProfile(futures[k].get(), keys[positions[k]]);
   return out;
 }
 
@@ -259,6 +247,15 @@ void RunRecorder::OnDuplicate(const Candidate& sample, const Candidate& original
              original.id);
 }
 
+namespace {
+
+// A candidate's % of peak as the live progress takes it: NaN when it has none (failed, or unscored).
+double ScoredPercent(const Candidate& c) {
+  return c.ok() && c.profile.scored_against ? c.profile.percent_of_peak : std::nan("");
+}
+
+}  // namespace
+
 void RunRecorder::OnProgress(int iteration, int evaluated, int total, const Candidate& best) {
   llm::Totals t = client_.totals();
   std::string cost = fmt::format("${:.4f}", t.cost_usd) + (t.unknown_cost_calls ? " + unknown" : "");
@@ -276,8 +273,7 @@ void RunRecorder::OnProgress(int iteration, int evaluated, int total, const Cand
              iteration, iterations_, evaluated, total, score, t.input_tokens, t.output_tokens, cost,
              ElapsedAndEta(elapsed, done, all));
   if (progress_)
-    progress_->Report(iteration, evaluated, total,
-                      best.ok() && best.profile.scored_against ? best.profile.percent_of_peak : std::nan(""),
+    progress_->Report(iteration, evaluated, total, ScoredPercent(best),
                       done > 0 && all > done ? elapsed * (all - done) / done : -1);
 }
 
@@ -589,9 +585,7 @@ Result<TaskResult> OptimizeTask(const TaskSettings& f, const suite::Task& task, 
   if (auto chosen = ChooseBest(final_state.known, result.baseline, options.noise_margin, evaluator, result); !chosen)
     return chosen.error();
   if (f.anchors) MeasureAnchors(task, target.Describe(), evaluator, result);
-  if (f.progress)
-    f.progress->ReportBest(result.best.ok() && result.best.profile.scored_against ? result.best.profile.percent_of_peak
-                                                                                 : std::nan(""));
+  if (f.progress) f.progress->ReportBest(ScoredPercent(result.best));
   result.disturbance = DisturbanceOf(final_state.known);
   if (result.vs_baseline) {
     result.disturbance.retried_series += result.vs_baseline->disturbed_series;

@@ -95,6 +95,8 @@ class StoreEvaluator : public search::CandidateEvaluator {
   std::string machine_;  ///< the machine class the jobs name
   service::TaskSpec spec_;
   LiveProgress* progress_ = nullptr;
+  /// A one-source job's profile, recorded under `key` once it came back whole.
+  Result<Profile> StoreProfile(Result<service::EvalOutcome> outcome, const std::string& key);
   /// A wait on the jobs' futures, shown in progress_ when there is one.
   std::optional<LiveProgress::Wait> WaitForJobs(const char* what);
 };
