@@ -25,7 +25,7 @@ void RegisterServe(CLI::App& app) {
     if (!store) throw Exit{kExitError, store.error().message};
     auto server = report::Server::Start(**store, options);
     if (!server) throw Exit{kExitError, server.error().message};
-    if (options.bind != "127.0.0.1" && options.bind != "localhost" && options.bind != "::1")
+    if (!report::IsLoopback(options.bind))
       fmt::print(stderr,
                  "warning: serving on {}, not on loopback: anyone who reaches this machine on port {} can read the "
                  "store (its kernels, prompts and answers)\n",

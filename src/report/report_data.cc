@@ -33,12 +33,6 @@ std::optional<double> EpochSeconds(const std::string& iso) {
   return static_cast<double>(timegm(&t)) + seconds;
 }
 
-Json SpeedupJson(const PairedSpeedup& s) {
-  return {{"speedup", s.speedup}, {"ci_low", s.ci_low},     {"ci_high", s.ci_high},
-          {"coverage", s.coverage}, {"pairs", s.pairs},     {"disturbed", s.disturbed},
-          {"other_load", s.other_load}, {"series", s.disturbed_series}};
-}
-
 std::string LogOf(const Profile& p) {
   std::string log = p.compile_log;
   if (!p.run_log.empty()) log += (log.empty() ? "" : "\n") + p.run_log;
@@ -80,7 +74,7 @@ Json CandidateJson(const Candidate& c, const std::map<std::string, int64_t>& fir
           {"code", c.code},
           {"message", c.profile.message},
           {"log", LogOf(c.profile)},
-          {"vs_parent", c.vs_parent ? SpeedupJson(*c.vs_parent) : Json(nullptr)},
+          {"vs_parent", c.vs_parent ? ToJson(*c.vs_parent) : Json(nullptr)},
           {"best_lineage", best_lineage.count(c.id) > 0}};
 }
 
@@ -100,7 +94,7 @@ Json IterationsJson(const TaskView& view, const Json& summary) {
     if (!best) continue;
     Json step = nullptr;
     if (best->vs_parent && best->parent_id != 0) {
-      step = SpeedupJson(*best->vs_parent);
+      step = ToJson(*best->vs_parent);
       step["parent"] = best->parent_id;
       step["parent_percent"] = Number(view.PercentOf(best->parent_id), view.scored);
     }

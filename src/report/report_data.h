@@ -21,8 +21,8 @@ inline constexpr int kReportSchema = 1;
 ///   tasks     per task: {name, scored, baseline_id, best_id, baseline_percent,
 ///             best_percent, best_latency_s, speedup {estimate, low, high, steps},
 ///             anchors [{name, percent_of_peak}], iterations [{iteration, best_id,
-///             best_percent, best_latency_s, step {speedup, ci_low, ci_high, coverage,
-///             pairs, disturbed, parent_percent} or null}], candidates [{id, iteration,
+///             best_percent, best_latency_s, step {a comparison as the store keeps
+///             it (ToJson(PairedSpeedup)), parent, parent_percent} or null}], candidates [{id, iteration,
 ///             parent, status, percent_of_peak, latency_s, disturbed, other_load,
 ///             duplicate_of, plan_title, plan, code, message, log, vs_parent, best_lineage}]}
 ///   lessons   [{id, title, text, task, speedup, low, high, slow, fast, memory, created_at}]

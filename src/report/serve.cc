@@ -200,10 +200,6 @@ bool HostAllowed(const std::string& host, bool loopback_only) {
   return name == "127.0.0.1" || name == "localhost" || name == "::1";
 }
 
-bool IsLoopback(const std::string& address) {
-  return address == "localhost" || address == "::1" || address.rfind("127.", 0) == 0;
-}
-
 // The headers every answer carries; the HTML pages' policy lets them load
 // nothing from anywhere and run only their own inline scripts.
 void SetHeaders(const Answer& a, httplib::Response& res) {
@@ -220,6 +216,10 @@ void SetHeaders(const Answer& a, httplib::Response& res) {
 }
 
 }  // namespace
+
+bool IsLoopback(const std::string& address) {
+  return address == "localhost" || address == "::1" || address.rfind("127.", 0) == 0;
+}
 
 Result<Json> RunsJson(store::Store& store) {
   auto runs = store.ListRuns();

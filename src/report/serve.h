@@ -56,6 +56,9 @@ Answer Route(store::Store& store, const RunPages& pages, const std::string& meth
 /// The runs as the index lists them: id, created, status, tasks, best % of peak (null: none scored).
 Result<Json> RunsJson(store::Store& store);
 
+/// Whether binding to `address` serves this machine only (localhost, ::1, 127.0.0.0/8).
+bool IsLoopback(const std::string& address);
+
 /// A server on its own threads. Stop (or the destructor) ends it.
 class Server {
  public:
