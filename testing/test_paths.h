@@ -33,6 +33,13 @@ inline std::string TestHome() {
   return ExecutableDir() + "/test-home";
 }
 
+/// The Chromium the browser tests drive: $ACCELOPT_CHROMIUM, else Debian's
+/// (web/test/browser.mjs reads the same variable).
+inline std::string ChromiumPath() {
+  if (const char* env = std::getenv("ACCELOPT_CHROMIUM"); env && *env) return env;
+  return "/usr/bin/chromium";
+}
+
 /// The accelopt binary: $ACCELOPT_BINARY, else accelopt beside the test binary.
 inline std::string AccelBinary() {
   if (const char* env = std::getenv("ACCELOPT_BINARY"); env && *env) return env;

@@ -12,10 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "core/json_io.h"
@@ -35,11 +33,10 @@ using testing::CommandRun;
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// A log's text so far ("" when it is not there yet).
 std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto text = ReadFile(path);
+  return text ? *text : "";
 }
 
 // `accelopt serve` on any free port; the port it printed (0 when it printed none in time).
@@ -89,7 +86,7 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
   testing::TempDir dir;
   const std::string db = dir.path() + "/accelopt.db";
   BackgroundAccelopt optimize(
-      "optimize --demo silu --shape test --suite " + std::string(ACCELOPT_SOURCE_DIR) + "/suite --db " + db,
+      "optimize --demo silu --shape test --suite " + testing::SourceDir() + "/suite --db " + db,
       dir.path() + "/optimize.log");
   // A test that fails before the run ends leaves no run behind on the device.
   bool waited = false;
@@ -106,9 +103,9 @@ TEST(CliServe, ShowsARunsProgressChangingWhileOptimizeRunsThenAnswers200Concurre
 
   // The run's live page in headless Chromium while the run goes (from its
   // first progress on): its status line read for up to a minute.
-  const std::string web = std::string(ACCELOPT_SOURCE_DIR) + "/web";
+  const std::string web = testing::SourceDir() + "/web";
   const bool browser =
-      std::filesystem::exists("/usr/bin/chromium") && std::filesystem::exists(web + "/node_modules/playwright-core");
+      std::filesystem::exists(testing::ChromiumPath()) && std::filesystem::exists(web + "/node_modules/playwright-core");
   if (!browser) std::printf("no Chromium or no web/node_modules: the live page is not opened in a browser\n");
   std::thread live;
   CommandRun live_run{0, ""};

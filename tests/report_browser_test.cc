@@ -27,11 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ChromiumPath() {
-  const char* env = std::getenv("ACCELOPT_CHROMIUM");
-  return env && *env ? env : "/usr/bin/chromium";
-}
-
 std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 
 // Adds a child of `parent` whose code and plan are hostile: what the page must show as text.
@@ -51,8 +46,8 @@ int64_t AddHostileCandidate(store::Store& store, int64_t run, const std::string&
 }
 
 TEST(ReportBrowser, DemoRunReportDrawsEveryChartAndShowsHostileSourceAsText) {
-  if (!fs::exists(ChromiumPath()))
-    GTEST_SKIP() << "no Chromium at " << ChromiumPath()
+  if (!fs::exists(testing::ChromiumPath()))
+    GTEST_SKIP() << "no Chromium at " << testing::ChromiumPath()
                  << ": this test opens the report in Debian's chromium (scripts/setup.sh installs it)";
   const std::string web = testing::SourceDir() + "/web";
   ASSERT_TRUE(fs::exists(web + "/node_modules/playwright-core"))
@@ -108,7 +103,7 @@ TEST(ReportBrowser, DemoRunReportDrawsEveryChartAndShowsHostileSourceAsText) {
 
   const std::string artifacts = ExecutableDir() + "/test-artifacts/report-browser";
   fs::create_directories(artifacts);
-  testing::CommandRun browser = testing::RunShell("(cd " + Quoted(web) + " && ACCELOPT_CHROMIUM=" + ChromiumPath() +
+  testing::CommandRun browser = testing::RunShell("(cd " + Quoted(web) + " && ACCELOPT_CHROMIUM=" + testing::ChromiumPath() +
                                                   " node test/check_report.mjs " + Quoted(report) + " " +
                                                   Quoted(artifacts) + clicks + " 2>" + Quoted(dir.path() + "/node.err") + ")");
   auto node_err = ReadFile(dir.path() + "/node.err");
