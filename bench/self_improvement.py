@@ -19,8 +19,16 @@ ratios (disturbed comparisons left out, and counted). Every figure comes from
 what accelopt measured in this invocation; nothing is read from a file of results.
 
   python3 bench/self_improvement.py silu adamw matmul -I 4 -N 2 -B 2 -K 1 --exchange exchange/
+  python3 bench/self_improvement.py silu bench/heldout/softmax examples/suite/wordfreq ...  # a task by its folder
+  python3 bench/self_improvement.py ... --side-by-side  # the two arrangements at once, each in its own order
   python3 bench/self_improvement.py ... --json r.json  # also the whole report as JSON (- : on stdout, no table)
   python3 bench/self_improvement.py ... -- --budget 5  # after --: passed to every optimize as is
+
+A task named by its folder (a path) is taken from the suite folder above it;
+the others from --suite. A code task (kind: code) is scored by its own metric,
+with its unit, instead of a % of peak. With --exchange DIR each run's prompts go
+to a folder of their own, DIR/<arrangement>-<task>, and a file FINISHED is
+written there when that run ends, so whoever answers knows when to stop.
 
 Progress goes to stderr; the table to stdout. Exit status 0 when every
 task of both arrangements ran and was compared, 3 when some failed (each is
@@ -36,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 FRACTION = 0.9  # "reached": a kernel measured within this fraction of the run's final best
@@ -84,8 +93,9 @@ class Accelopt:
         except ValueError:
             raise Failure(f"{what}: accelopt printed no JSON: {out[:200]!r}")
 
-    def suite_flags(self):
-        return ["--suite", self.suite] if self.suite else []
+    def suite_flags(self, task=None):
+        suite = task.suite if task is not None and task.suite else self.suite
+        return ["--suite", suite] if suite else []
 
     def shape_flags(self):
         return ["--shape", self.shape] if self.shape else []
@@ -102,54 +112,98 @@ def check_binary(binary):
     return binary
 
 
+class Task:
+    """A task as the command line names it: by name (in --suite) or by its folder (in the folder above it)."""
+
+    def __init__(self, word):
+        self.word = word
+        if os.sep in word or os.path.isdir(word):
+            folder = os.path.normpath(word)
+            self.name, self.suite = os.path.basename(folder), os.path.dirname(folder) or "."
+        else:
+            self.name, self.suite = word, None
+        self.metric = None  # a code task's own metric: {"metric", "unit", "direction"}
+
+
 def check_tasks(acc, tasks):
-    """Every named task exists in the suite and loads; Failure naming those that do not."""
-    listed = acc.json(["tasks", "--json"] + acc.suite_flags() + acc.eval_flags, "listing the suite's tasks")
-    known = {t["task"]: t.get("error") for t in listed if "task" in t}
-    unknown = [t for t in tasks if t not in known]
-    if unknown:
-        raise Failure(f"no task {', '.join(unknown)} in the suite{' ' + acc.suite if acc.suite else ''} "
-                      f"for this target (it has: {', '.join(sorted(known))})")
-    broken = [f"{t}: {known[t]}" for t in tasks if known[t]]
-    if broken:
-        raise Failure("tasks that do not load: " + "; ".join(broken))
-    if len(set(tasks)) != len(tasks):
+    """Every named task exists in its suite and loads; Failure naming those that do not.
+
+    Also reads each code task's metric, unit and direction, by which its best is told."""
+    listings = {}
+    for task in tasks:
+        key = task.suite or acc.suite or ""
+        if key not in listings:
+            where = f"the suite {key}" if key else "the default suite"
+            listed = acc.json(["tasks", "--json"] + acc.suite_flags(task) + acc.eval_flags,
+                              f"listing the tasks of {where}")
+            listings[key] = (where, {t["task"]: t for t in listed if "task" in t})
+        where, known = listings[key]
+        if task.name not in known:
+            raise Failure(f"no task {task.name} in {where} for this target "
+                          f"(it has: {', '.join(sorted(known))})")
+        if known[task.name].get("error"):
+            raise Failure(f"task {task.word} does not load: {known[task.name]['error']}")
+        if known[task.name].get("kind") == "code":
+            task.metric = {k: known[task.name].get(k) for k in ("metric", "unit", "direction")}
+    if len({t.name for t in tasks}) != len(tasks):
         raise Failure("a task is named twice: each is measured once per arrangement")
 
 
-def optimize(acc, args, task, memory):
+def exchange_folder(args, name, task):
+    """The folder a run's prompts go to with --exchange: one per arrangement and task."""
+    return os.path.join(args.exchange, f"{name}-{task.name}")
+
+
+def optimize(acc, args, task, name, memory):
     """One task's run; its JSON task entry and run id."""
-    words = ["optimize", task, "--memory", memory, "--json", "--db", acc.db] + acc.suite_flags() + \
-        acc.shape_flags() + acc.eval_flags + args.budget_flags + args.model_flags + args.optimize_args
-    result = acc.json(words, f"{task} ({'fresh' if memory == 'fresh' else 'carried'})")
-    entries = [t for t in result.get("tasks", []) if t.get("task") == task]
+    model_flags = args.model_flags
+    if args.exchange:
+        folder = exchange_folder(args, name, task)
+        os.makedirs(folder, exist_ok=True)
+        model_flags = model_flags + ["--exchange", folder]
+    words = ["optimize", task.name, "--memory", memory, "--json", "--db", acc.db] + acc.suite_flags(task) + \
+        acc.shape_flags() + acc.eval_flags + args.budget_flags + model_flags + args.optimize_args
+    try:
+        result = acc.json(words, f"{task.name} ({name})")
+    finally:
+        if args.exchange:
+            with open(os.path.join(folder, "FINISHED"), "w") as f:
+                f.write(f"the {name} run of {task.name} has ended; no more prompts will come to this folder\n")
+    entries = [t for t in result.get("tasks", []) if t.get("task") == task.name]
     if not entries:
-        raise Failure(f"{task}: run {result.get('run')} reported no result for the task")
+        raise Failure(f"{task.name}: run {result.get('run')} reported no result for the task")
     return result["run"], entries[0]
 
 
-def calls_to_reach(candidates, best_latency):
+def calls_to_reach(candidates, best_latency, higher_is_better=False):
     """The fewest model calls after which a kernel was measured within FRACTION of the best.
 
     % of peak is T / latency with T fixed by the task and shape, so "within 90% of
     the best % of peak" is "latency at most best / 0.9": the same test, scored or not.
+    A code task's figure is its own metric (in latency_s); where more is better,
+    within 90% is "at least 0.9 of the best".
     """
+    def within(value):
+        return value >= best_latency * FRACTION if higher_is_better else value <= best_latency / FRACTION
+
     reached = [c["model_calls"] for c in candidates
-               if c["status"] == "ok" and c["latency_s"] is not None and c["latency_s"] <= best_latency / FRACTION]
+               if c["status"] == "ok" and c["latency_s"] is not None and within(c["latency_s"])]
     return min(reached) if reached else None
 
 
-def arrangement(acc, args, task, memory):
+def arrangement(acc, args, task, name, memory):
     """What one arrangement's run of a task measured: its best, when it got there, the run's calls."""
-    run, entry = optimize(acc, args, task, memory)
-    candidates = acc.json(["candidates", str(run), "--task", task, "--json", "--db", acc.db],
-                          f"{task}: candidates of run {run}")
+    run, entry = optimize(acc, args, task, name, memory)
+    candidates = acc.json(["candidates", str(run), "--task", task.name, "--json", "--db", acc.db],
+                          f"{task.name}: candidates of run {run}")
     by_id = {c["id"]: c for c in candidates}
     best = by_id.get(entry["best_candidate"])
     if best is None or best["status"] != "ok":
-        raise Failure(f"{task}: run {run}'s best candidate {entry['best_candidate']} is not an ok kernel in the store")
+        raise Failure(f"{task.name}: run {run}'s best candidate {entry['best_candidate']} is not an ok kernel "
+                      "in the store")
     if any("model_calls" not in c for c in candidates):
-        raise Failure(f"{task}: this accelopt's `candidates --json` gives no model_calls: rebuild it")
+        raise Failure(f"{task.name}: this accelopt's `candidates --json` gives no model_calls: rebuild it")
+    higher = bool(task.metric and task.metric.get("direction") == "higher")
     return {
         "run": run,
         "best_candidate": best["id"],
@@ -157,7 +211,8 @@ def arrangement(acc, args, task, memory):
         "best_latency_s": best["latency_s"],
         "best_disturbed": bool(best["disturbed"]),
         "best_plan": best["plan"],
-        "calls_to_90": calls_to_reach(candidates, best["latency_s"]),
+        "best_metric": best["latency_s"] if task.metric else None,  # a code task's own figure, in its unit
+        "calls_to_90": calls_to_reach(candidates, best["latency_s"], higher),
         "model_calls": max(c["model_calls"] for c in candidates),
         "candidates": len(candidates),
     }
@@ -167,15 +222,15 @@ def side_by_side(acc, task, fresh, carried, scratch):
     """carried's best kernel over fresh's, timed side by side."""
     paths = []
     for name, a in (("fresh", fresh), ("carried", carried)):
-        folder = os.path.join(scratch, f"{task}-{name}")
+        folder = os.path.join(scratch, f"{task.name}-{name}")
         acc.run(["export", "candidate", str(a["best_candidate"]), folder, "--db", acc.db],
-                f"{task}: exporting {name}'s best candidate {a['best_candidate']}")
+                f"{task.name}: exporting {name}'s best candidate {a['best_candidate']}")
         kernels = [f for f in os.listdir(folder) if f.startswith("kernel")]
         if len(kernels) != 1:
-            raise Failure(f"{task}: export of candidate {a['best_candidate']} wrote no single kernel file")
+            raise Failure(f"{task.name}: export of candidate {a['best_candidate']} wrote no single kernel file")
         paths.append(os.path.join(folder, kernels[0]))
-    c = acc.json(["compare", task, paths[0], paths[1], "--json"] + acc.suite_flags() + acc.shape_flags() +
-                 acc.eval_flags, f"{task}: comparing the best kernels")
+    c = acc.json(["compare", task.name, paths[0], paths[1], "--json"] + acc.suite_flags(task) +
+                 acc.shape_flags() + acc.eval_flags, f"{task.name}: comparing the best kernels")
     return {key: c.get(key) for key in ("speedup", "ci_low", "ci_high", "pairs", "coverage", "other_load",
                                         "disturbed_series", "disturbed")}
 
@@ -203,10 +258,13 @@ def summarize(rows):
     }
 
 
-def percent_cell(a):
+def percent_cell(a, metric=None):
+    """The best's % of peak; a code task's own metric and unit instead."""
     if a is None:
         return "failed"
     mark = "*" if a["best_disturbed"] else ""
+    if metric:
+        return f"{a['best_metric']:.4g} {metric['unit']}{mark} ({metric['metric']})"
     if a["best_percent_of_peak"] is None:
         return "unscored" + mark
     return f"{a['best_percent_of_peak']:.2f}%" + mark
@@ -237,7 +295,7 @@ def markdown(report):
     for r in report["tasks"]:
         f, c = r.get("fresh"), r.get("carried")
         runs = f"{f['run'] if f else '-'}, {c['run'] if c else '-'}"
-        lines.append(f"| {r['task']} | {percent_cell(f)} | {percent_cell(c)} | {calls_cell(f)} | {calls_cell(c)} | "
+        lines.append(f"| {r['task']} | {percent_cell(f, r.get('metric'))} | {percent_cell(c, r.get('metric'))} | {calls_cell(f)} | {calls_cell(c)} | "
                      f"{compare_cell(r.get('compare'))} | {runs} |")
     g = report["geomean"]
     pct = (lambda v: f"{v:.2f}%" if v is not None else "-")
@@ -250,7 +308,8 @@ def markdown(report):
                      "machine")
     if g["disturbed_comparisons_left_out"]:
         notes.append(f"{g['disturbed_comparisons_left_out']} disturbed comparison(s) left out of the ratios' mean")
-    notes.append(f"% of peak means over the {g['tasks_scored']} task(s) scored in both arrangements")
+    notes.append(f"% of peak means over the {g['tasks_scored']} task(s) scored in both arrangements; a code task "
+                 "shows its own metric and counts only in the ratios' mean")
     for r in report["tasks"]:
         for e in r.get("errors", []):
             notes.append(f"{r['task']}: {e}")
@@ -276,17 +335,23 @@ def parse_args(argv):
         p.add_argument(flag, type=int, help=f"optimize {flag}, the same for every run")
     p.add_argument("--config", help="the model configuration (accelopt.yaml) every run uses")
     p.add_argument("--scripted", help="replay this recording of model answers in every run")
-    p.add_argument("--exchange", help="the file-exchange folder every run's prompts go to")
+    p.add_argument("--exchange", help="the file-exchange folder: each run's prompts go to a folder of its own "
+                   "in it, <arrangement>-<task>, with a file FINISHED written there when the run ends")
     p.add_argument("--memory-name", help="the carried memory's name (default selfimp-<UTC time>-<pid>); "
                    "it must hold no lessons yet")
+    p.add_argument("--side-by-side", action="store_true", help="run the two arrangements at once (each its "
+                   "tasks in order) instead of one after the other: half the wall time where the model, not the "
+                   "machine, is the slow part")
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE ('-': on stdout, instead "
                    "of the table)")
     args = p.parse_args(argv)
     args.optimize_args = extra
     args.budget_flags = [w for flag in ("-I", "-N", "-B", "-K", "-R")
                          for w in ((flag, str(getattr(args, flag[1:]))) if getattr(args, flag[1:]) is not None else ())]
-    args.model_flags = [w for flag, value in (("--config", args.config), ("--scripted", args.scripted),
-                                              ("--exchange", args.exchange)) if value for w in (flag, value)]
+    # --exchange is given per run, a folder each (optimize).
+    args.model_flags = [w for flag, value in (("--config", args.config), ("--scripted", args.scripted))
+                        if value for w in (flag, value)]
+    args.tasks = [Task(word) for word in args.tasks]
     return args
 
 
@@ -299,30 +364,46 @@ def measure(args):
         held = acc.json(["memory", "list", "--json", "--db", acc.db], "listing the store's memories")
         if any(m.get("memory") == memory and m.get("lessons") for m in held):
             raise Failure(f"memory '{memory}' in {acc.db} holds lessons already: name a new one")
-    rows = [{"task": t, "errors": []} for t in args.tasks]
-    for name, memory_flag in (("fresh", "fresh"), ("carried", memory)):
-        for row in rows:
-            log(f"[{name}] {row['task']}: optimizing")
+    rows = [{"task": t.name, "folder": t.word if t.suite else None, "metric": t.metric, "errors": []}
+            for t in args.tasks]
+
+    def lane(name, memory_flag):
+        """One arrangement: its tasks in order, each in a run of its own."""
+        for task, row in zip(args.tasks, rows):
+            log(f"[{name}] {task.name}: optimizing")
             try:
-                row[name] = arrangement(acc, args, row["task"], memory_flag)
-                log(f"[{name}] {row['task']}: run {row[name]['run']}, best candidate {row[name]['best_candidate']}")
+                row[name] = arrangement(acc, args, task, name, memory_flag)
+                log(f"[{name}] {task.name}: run {row[name]['run']}, best candidate {row[name]['best_candidate']}")
             except Failure as e:
                 row[name] = None
                 row["errors"].append(f"{name}: {e}")
                 log(f"[{name}] {e}")
+
+    lanes = (("fresh", "fresh"), ("carried", memory))
+    if args.side_by_side:
+        # Each arrangement keeps its own order; their evaluations share the machine (the
+        # engine's device lock takes them in turn, and a disturbed series is measured again).
+        threads = [threading.Thread(target=lane, args=l) for l in lanes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    else:
+        for l in lanes:
+            lane(*l)
     with tempfile.TemporaryDirectory(prefix="selfimp-") as scratch:
-        for row in rows:
+        for task, row in zip(args.tasks, rows):
             row["compare"] = None
             if not (row["fresh"] and row["carried"]):
                 continue
-            log(f"{row['task']}: timing the two best kernels side by side")
+            log(f"{task.name}: timing the two best kernels side by side")
             try:
-                row["compare"] = side_by_side(acc, row["task"], row["fresh"], row["carried"], scratch)
+                row["compare"] = side_by_side(acc, task, row["fresh"], row["carried"], scratch)
             except Failure as e:
                 row["errors"].append(f"compare: {e}")
                 log(str(e))
     settings = {k: getattr(args, k) for k in ("I", "N", "B", "K", "R", "shape", "suite", "target", "config",
-                                              "scripted", "exchange")}
+                                              "scripted", "exchange", "side_by_side")}
     settings["optimize_args"] = args.optimize_args
     return {"memory": memory, "db": acc.db, "settings": settings, "fraction": FRACTION, "tasks": rows,
             "geomean": summarize(rows)}

@@ -211,6 +211,50 @@ class EndToEndTest(unittest.TestCase):
 
 
 @unittest.skipUnless(os.access(BINARY, os.X_OK), f"no accelopt binary at {BINARY}")
+class CodeTaskTest(unittest.TestCase):
+    """A code task named by its folder, the two arrangements side by side: its own metric, not a % of peak."""
+
+    def test_a_code_task_is_scored_by_its_own_metric(self):
+        with tempfile.TemporaryDirectory(prefix="selfimp-code-") as d:
+            done = script(str(ROOT / "examples" / "suite" / "wordfreq"), "--accelopt", BINARY, "--scripted",
+                          str(ROOT / "examples" / "answers" / "wordfreq.jsonl"), "-I", "1", "-N", "2", "-B", "1",
+                          "-K", "1", "-R", "0", "--side-by-side", "--db", d + "/s.db", "--json", d + "/r.json")
+            self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+            with open(d + "/r.json") as f:
+                report = json.load(f)
+            self.assertTrue(report["settings"]["side_by_side"])
+            [row] = report["tasks"]
+            self.assertEqual(row["task"], "wordfreq")
+            self.assertEqual(row["metric"], {"metric": "time per byte of text", "unit": "ns", "direction": "lower"})
+            for name in ("fresh", "carried"):
+                a = row[name]
+                got = accelopt("candidates", str(a["run"]), "--task", "wordfreq", "--json", db=d + "/s.db")
+                best = next(c for c in json.loads(got.stdout) if c["id"] == a["best_candidate"])
+                self.assertEqual(a["best_metric"], best["latency_s"])  # ns per byte, as the benchmark said
+                self.assertIsNone(a["best_percent_of_peak"])
+                self.assertIn(f"{a['best_metric']:.4g} ns", done.stdout)
+            self.assertIn("(time per byte of text)", done.stdout)
+            self.assertNotIn("unscored", done.stdout)
+            self.assertEqual(report["geomean"]["tasks_scored"], 0)
+            self.assertGreater(row["compare"]["pairs"], 0)  # the two bests, side by side, with the code target
+
+
+@unittest.skipUnless(os.access(BINARY, os.X_OK), f"no accelopt binary at {BINARY}")
+class ExchangeTest(unittest.TestCase):
+    def test_each_run_has_a_folder_of_its_own_that_says_when_the_run_ended(self):
+        with tempfile.TemporaryDirectory(prefix="selfimp-exchange-") as d:
+            flags = [f for f in fixture_flags("test")]
+            at = flags.index("--scripted")
+            del flags[at:at + 2]
+            done = script("broken_baseline", *flags, "--exchange", d + "/x", "--db", d + "/s.db")
+            self.assertEqual(done.returncode, 3, done.stderr[-3000:])  # its baseline fails before any prompt
+            self.assertEqual(sorted(os.listdir(d + "/x")), ["carried-broken_baseline", "fresh-broken_baseline"])
+            for name in ("fresh", "carried"):
+                with open(f"{d}/x/{name}-broken_baseline/FINISHED") as f:
+                    self.assertIn(f"the {name} run of broken_baseline has ended", f.read())
+
+
+@unittest.skipUnless(os.access(BINARY, os.X_OK), f"no accelopt binary at {BINARY}")
 class ErrorTest(unittest.TestCase):
     def test_a_missing_binary_and_an_unknown_task_are_named(self):
         missing = script("logistic", "--accelopt", "/nonexistent/accelopt")
