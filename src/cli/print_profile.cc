@@ -57,9 +57,7 @@ void PrintProfile(const Profile& p, bool verbose) {
                p.scored_against->fingerprint.empty() ? "-" : p.scored_against->fingerprint,
                p.scored_against->measured_at.empty() ? "-" : p.scored_against->measured_at);
   if (p.counters.available)
-    fmt::print("counters     {:.3g} cycles, {:.3g} instructions ({:.2f} IPC), {:.3g} cache misses per call\n",
-               p.counters.cycles, p.counters.instructions,
-               p.counters.cycles > 0 ? p.counters.instructions / p.counters.cycles : 0.0, p.counters.cache_misses);
+    fmt::print("counters     {} per call\n", CountsText(p.counters));
   else if (p.latency && !p.metric)
     fmt::print("counters     unavailable: {}\n", p.counters.unavailable_reason);
   if (!p.work_dir.empty()) fmt::print("kept         {}\n", p.work_dir);

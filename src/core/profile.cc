@@ -96,10 +96,11 @@ Json Profile::ToJson() const {
     j["latency"] = {{"median_s", latency->median_s}, {"min_s", latency->min_s},   {"max_s", latency->max_s},
                     {"mean_s", latency->mean_s},     {"spread", latency->spread}, {"calls", latency->calls},
                     {"series", latency->series}};
-  if (counters.available)
+  if (counters.available) {
     j["counters"] = {
         {"cycles", counters.cycles}, {"instructions", counters.instructions}, {"cache_misses", counters.cache_misses}};
-  else
+    if (counters.dtlb_load_misses >= 0) j["counters"]["dtlb_load_misses"] = counters.dtlb_load_misses;
+  } else
     j["counters"] = {{"unavailable", counters.unavailable_reason}};
   if (status == Verdict::kOk || status == Verdict::kSuspect)
     j["score"] = {{"bound", bound},
@@ -170,6 +171,14 @@ std::string PairedSpeedupText(const PairedSpeedup& s) {
   else if (s.disturbed_series > 0)
     text += fmt::format(", {} disturbed series measured again", s.disturbed_series);
   return text + ")";
+}
+
+std::string CountsText(const CounterValues& c) {
+  std::string text = fmt::format("{:.3g} cycles, {:.3g} instructions ({:.2f} per cycle), {:.3g} cache misses",
+                                 c.cycles, c.instructions, c.cycles > 0 ? c.instructions / c.cycles : 0.0,
+                                 c.cache_misses);
+  if (c.dtlb_load_misses >= 0) text += fmt::format(", {:.3g} dTLB load misses", c.dtlb_load_misses);
+  return text;
 }
 
 Result<Profile> ProfileFromJson(const Json& j) {
@@ -247,6 +256,7 @@ Result<Profile> ProfileFromJson(const Json& j) {
       p.counters.cycles = NumberOr(j["counters"], "cycles", 0);
       p.counters.instructions = NumberOr(j["counters"], "instructions", 0);
       p.counters.cache_misses = NumberOr(j["counters"], "cache_misses", 0);
+      p.counters.dtlb_load_misses = NumberOr(j["counters"], "dtlb_load_misses", -1);
     } else if (j.contains("counters")) {
       p.counters.unavailable_reason = j["counters"].value("unavailable", "");
     }

@@ -88,7 +88,14 @@ struct CounterValues {
   bool available = false;
   std::string unavailable_reason;
   double cycles = 0, instructions = 0, cache_misses = 0;
+  /// Data-TLB load misses; negative where the PMU does not offer that event
+  /// (the others can still be counted there).
+  double dtlb_load_misses = -1;
 };
+
+/// The counts per call as one line, "4e+06 cycles, 6e+06 instructions (1.50 per
+/// cycle), 1.5e+04 cache misses, 300 dTLB load misses"; only for available counters.
+std::string CountsText(const CounterValues& c);
 
 /// The hardware rates a profile was scored against: with its latency, enough
 /// to recompute its percentage of peak.

@@ -71,15 +71,11 @@ std::string ProfileText(const Profile& p) {
   }
   if (!p.conditions.empty()) out += "each timed call: " + p.conditions + "\n";
   if (p.counters.available) {
-    std::snprintf(line, sizeof line,
-                  "hardware counters per call: %.3g cycles, %.3g instructions (%.2f per cycle), %.3g cache misses\n",
-                  p.counters.cycles, p.counters.instructions,
-                  p.counters.cycles > 0 ? p.counters.instructions / p.counters.cycles : 0.0, p.counters.cache_misses);
-    out += line;
+    out += "hardware counters per call: " + CountsText(p.counters) + "\n";
   } else if (p.latency && !p.counters.unavailable_reason.empty()) {
     // Said plainly, so that no figure is guessed in their place.
     out += "hardware counters: none on this machine (" + p.counters.unavailable_reason +
-           "): no cycle, instruction or cache-miss counts exist for this kernel\n";
+           "): no cycle, instruction, cache-miss or TLB-miss counts exist for this kernel\n";
   }
   // The loops that did vectorize are left out: for a kernel written with
   // intrinsics they are noise, and what a planner acts on is what did not.
@@ -171,12 +167,27 @@ std::string AttemptHistory(const Candidate& c, const SearchState& state, double 
     on[ancestry[steps]->hash] = steps == 0   ? "this kernel"
                                 : steps == 1 ? "its parent"
                                              : "an ancestor " + std::to_string(steps) + " steps back";
+  // The engine's sweep of a kernel's tunable constants is not a plan of its
+  // own: its variants show as a count on the plan they tuned, and a variant
+  // only where it was kept (then it was compared with its parent like any child).
+  auto variant = [](const Candidate& k) { return k.plan.find(kTunedMark) != std::string::npos; };
+  std::map<std::pair<std::string, std::string>, int> swept;  // (parent, plan title) -> variants
+  for (const auto& k : state.known)
+    if (variant(k) && !k.vs_parent && on.count(k.parent_hash)) ++swept[{k.parent_hash, FirstLine(k.plan)}];
   std::vector<std::string> lines;  // oldest first
   for (const auto& k : state.known) {
     if (k.plan.empty() || !on.count(k.parent_hash)) continue;
     const bool kept = on.count(k.hash) > 0;
-    lines.push_back("- on " + on[k.parent_hash] + ": " + FirstLine(k.plan) + ": " + Outcome(k, margin) +
-                    (kept ? " (taken: on this kernel's lineage)" : ""));
+    if (variant(k) && !k.vs_parent && !kept) continue;
+    std::string line = "- on " + on[k.parent_hash] + ": " + FirstLine(k.plan) + ": " + Outcome(k, margin) +
+                       (kept ? " (taken: on this kernel's lineage)" : "");
+    if (!variant(k)) {
+      auto sweep = swept.find({k.parent_hash, FirstLine(k.plan)});
+      if (sweep != swept.end())
+        line += "; its tunable constants swept by the engine: " + std::to_string(sweep->second) + " variant" +
+                (sweep->second == 1 ? "" : "s");
+    }
+    lines.push_back(line);
   }
   for (const auto& d : state.duplicates) {
     if (!on.count(d.parent_hash)) continue;

@@ -11,6 +11,8 @@
 
 #include <re2/re2.h>
 
+#include "search/tuning.h"
+
 namespace accelopt::search {
 namespace {
 
@@ -169,7 +171,7 @@ TEST_F(BeamSearchTest, ThePlannerSeesTheHotLoopAndTheCountersOrThatThereAreNone)
             std::string::npos)
       << prompt;
   EXPECT_NE(prompt.find("hardware counters: none on this machine (perf_event_open: No such file or directory): no "
-                        "cycle, instruction or cache-miss counts exist for this kernel"),
+                        "cycle, instruction, cache-miss or TLB-miss counts exist for this kernel"),
             std::string::npos)
       << prompt;
   EXPECT_EQ(prompt.find(" cycles,"), std::string::npos) << prompt;
@@ -177,9 +179,13 @@ TEST_F(BeamSearchTest, ThePlannerSeesTheHotLoopAndTheCountersOrThatThereAreNone)
   facts.counters = CounterValues{.available = true, .cycles = 4e6, .instructions = 6e6, .cache_misses = 1.5e4};
   prompt = planner_prompt(facts);
   EXPECT_NE(prompt.find("hardware counters per call: 4e+06 cycles, 6e+06 instructions (1.50 per cycle), 1.5e+04 "
-                        "cache misses"),
+                        "cache misses\n"),
             std::string::npos)
       << prompt;
+  // Where the PMU offers the data-TLB event too, its misses are told beside them.
+  facts.counters.dtlb_load_misses = 2.5e3;
+  prompt = planner_prompt(facts);
+  EXPECT_NE(prompt.find("1.5e+04 cache misses, 2.5e+03 dTLB load misses\n"), std::string::npos) << prompt;
   EXPECT_EQ(prompt.find("none on this machine"), std::string::npos) << prompt;
 }
 
@@ -226,7 +232,11 @@ TEST(AttemptHistory, EveryPlanTriedOnTheLineageWithItsOutcomeNewestFirstWithinIt
   Candidate g = make("g", "a", "split K across threads", true);
   g.vs_parent = vs(0.8, 0.75, 0.85);
   Candidate other = make("o", "elsewhere", "not on this lineage", true);
-  state.known = {base, a, f, n, d, g, other};
+  // Two variants of n's constants that the engine swept and did not keep: no attempts of their own.
+  Candidate n1 = make("n1", "b", "unroll by 4", true), n2 = make("n2", "b", "unroll by 4", true);
+  n1.plan += std::string("\n") + kTunedMark + "UNROLL=8)";
+  n2.plan += std::string("\n") + kTunedMark + "UNROLL=2)";
+  state.known = {base, a, f, n, n1, n2, d, g, other};
   state.duplicates = {{"a", "tile by 64 again", 12}};
 
   const std::string history = AttemptHistory(a, state, 0.02);
@@ -235,7 +245,8 @@ TEST(AttemptHistory, EveryPlanTriedOnTheLineageWithItsOutcomeNewestFirstWithinIt
             "- on this kernel: split K across threads: slower: 0.80x, interval 0.75 to 0.85\n"
             "- on its parent: prefetch rows: not decided: measured while other processes loaded the machine (1.50x, "
             "interval 1.40 to 1.60)\n"
-            "- on its parent: unroll by 4: neutral, no clear difference: 1.01x, interval 0.98 to 1.04\n"
+            "- on its parent: unroll by 4: neutral, no clear difference: 1.01x, interval 0.98 to 1.04; its tunable "
+            "constants swept by the engine: 2 variants\n"
             "- on its parent: use AVX-512 gathers: failed: compile_error (error: 'x' was not declared in this scope)\n"
             "- on its parent: tile by 64: faster: 2.00x, interval 1.90 to 2.10 (taken: on this kernel's lineage)\n");
   // Within its bound: the newest lines, then how many older ones were left out.

@@ -114,8 +114,10 @@ class CpuTarget : public targets::Target {
     if (std::string caches = DescribeCaches(); !caches.empty()) text += "; caches: " + caches;
     if (options_.hardware)
       text += fmt::format(
-          "; measured on this machine: memory bandwidth {:.1f} GB/s, FMA peak {:.0f} GFLOP/s, non-FMA vector peak "
-          "{:.0f} GFLOP/s (all cores)",
+          "; measured on this machine: memory bandwidth {:.1f} GB/s (the best of a read-only sum, a non-temporal "
+          "copy and a triad with plain and with non-temporal stores, each pass from arrays evicted from the "
+          "caches; bytes counted as read plus written, without the write-allocate read a plain store adds), FMA "
+          "peak {:.0f} GFLOP/s, non-FMA vector peak {:.0f} GFLOP/s (all cores)",
           options_.hardware->bandwidth_gbs, options_.hardware->peak_mm_gflops, options_.hardware->peak_vec_gflops);
     // Read when first asked (it runs the compiler): what an expert asks next.
     std::call_once(facts_once_, [this] { facts_ = eval::DescribeMachineFacts(eval::ReadCpuInfo(), options_.kernel_compile.compiler); });
