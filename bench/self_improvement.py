@@ -194,13 +194,17 @@ def calls_to_reach(candidates, best_latency, higher_is_better=False):
 def arrangement(acc, args, task, name, memory):
     """What one arrangement's run of a task measured: its best, when it got there, the run's calls."""
     run, entry = optimize(acc, args, task, name, memory)
+    return described(acc, task, run, entry["best_candidate"])
+
+
+def described(acc, task, run, best_id):
+    """A run of a task as the store holds it: its best candidate `best_id`, when it got there, its calls."""
     candidates = acc.json(["candidates", str(run), "--task", task.name, "--json", "--db", acc.db],
                           f"{task.name}: candidates of run {run}")
     by_id = {c["id"]: c for c in candidates}
-    best = by_id.get(entry["best_candidate"])
+    best = by_id.get(best_id)
     if best is None or best["status"] != "ok":
-        raise Failure(f"{task.name}: run {run}'s best candidate {entry['best_candidate']} is not an ok kernel "
-                      "in the store")
+        raise Failure(f"{task.name}: run {run}'s best candidate {best_id} is not an ok kernel in the store")
     if any("model_calls" not in c for c in candidates):
         raise Failure(f"{task.name}: this accelopt's `candidates --json` gives no model_calls: rebuild it")
     higher = bool(task.metric and task.metric.get("direction") == "higher")
@@ -231,8 +235,15 @@ def side_by_side(acc, task, fresh, carried, scratch):
         paths.append(os.path.join(folder, kernels[0]))
     c = acc.json(["compare", task.name, paths[0], paths[1], "--json"] + acc.suite_flags(task) +
                  acc.shape_flags() + acc.eval_flags, f"{task.name}: comparing the best kernels")
-    return {key: c.get(key) for key in ("speedup", "ci_low", "ci_high", "pairs", "coverage", "other_load",
-                                        "disturbed_series", "disturbed")}
+    out = {key: c.get(key) for key in ("speedup", "ci_low", "ci_high", "pairs", "coverage", "other_load",
+                                       "disturbed_series", "disturbed")}
+    # Both kernels' own figures from that one window: the % of peak (or a code task's
+    # metric) that agrees with the ratio, where each run's figure was taken in its own conditions.
+    for name, profile in (("fresh", c.get("a") or {}), ("carried", c.get("b") or {})):
+        score = profile.get("score") or {}
+        out[name + "_percent_of_peak"] = score.get("percent_of_peak") if score.get("bound") else None
+        out[name + "_latency_s"] = (profile.get("latency") or {}).get("median_s")
+    return out
 
 
 def geomean(values):
@@ -248,10 +259,15 @@ def summarize(rows):
               r["fresh"]["best_percent_of_peak"] is not None and r["carried"]["best_percent_of_peak"] is not None]
     compared = [r for r in rows if r.get("compare") and r["compare"]["speedup"]]
     quiet = [r for r in compared if not r["compare"]["disturbed"]]
+    paired = [r for r in quiet if r["compare"].get("fresh_percent_of_peak") is not None and
+              r["compare"].get("carried_percent_of_peak") is not None]
     return {
         "tasks_scored": len(scored),
         "fresh_percent_of_peak": geomean([r["fresh"]["best_percent_of_peak"] for r in scored]),
         "carried_percent_of_peak": geomean([r["carried"]["best_percent_of_peak"] for r in scored]),
+        "tasks_scored_side_by_side": len(paired),
+        "fresh_percent_of_peak_side_by_side": geomean([r["compare"]["fresh_percent_of_peak"] for r in paired]),
+        "carried_percent_of_peak_side_by_side": geomean([r["compare"]["carried_percent_of_peak"] for r in paired]),
         "carried_over_fresh": geomean([r["compare"]["speedup"] for r in quiet]),
         "comparisons": len(compared),
         "disturbed_comparisons_left_out": len(compared) - len(quiet),
@@ -285,23 +301,38 @@ def compare_cell(c):
     return text + (" disturbed" if c["disturbed"] else "")
 
 
+def paired_cell(c, metric=None):
+    """Both bests' own figures from the side-by-side window: fresh's / carried's."""
+    if not c or c.get("fresh_latency_s") is None:
+        return "-"
+    if metric:
+        return f"{c['fresh_latency_s']:.4g} / {c['carried_latency_s']:.4g} {metric['unit']}"
+    if c.get("fresh_percent_of_peak") is None:
+        return "unscored"
+    return f"{c['fresh_percent_of_peak']:.2f}% / {c['carried_percent_of_peak']:.2f}%"
+
+
 def markdown(report):
     lines = [f"memory carried: `{report['memory']}` (store {report['db']}); "
              f"calls: the model calls by the time a kernel within {FRACTION:.0%} of the run's best was measured, "
              "of all the run's calls", "",
-             "| task | fresh: best % of peak | carried: best % of peak | fresh: calls to 90% | "
-             "carried: calls to 90% | carried's best over fresh's, side by side [95%] | runs (fresh, carried) |",
-             "|---|---|---|---|---|---|---|"]
+             "| task | fresh: best % of peak, in its run | carried: best % of peak, in its run | fresh: calls to 90% | "
+             "carried: calls to 90% | side by side: fresh's best / carried's best | "
+             "carried's best over fresh's, side by side [95%] | runs (fresh, carried) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in report["tasks"]:
         f, c = r.get("fresh"), r.get("carried")
         runs = f"{f['run'] if f else '-'}, {c['run'] if c else '-'}"
-        lines.append(f"| {r['task']} | {percent_cell(f, r.get('metric'))} | {percent_cell(c, r.get('metric'))} | {calls_cell(f)} | {calls_cell(c)} | "
+        lines.append(f"| {r['task']} | {percent_cell(f, r.get('metric'))} | {percent_cell(c, r.get('metric'))} | "
+                     f"{calls_cell(f)} | {calls_cell(c)} | {paired_cell(r.get('compare'), r.get('metric'))} | "
                      f"{compare_cell(r.get('compare'))} | {runs} |")
     g = report["geomean"]
     pct = (lambda v: f"{v:.2f}%" if v is not None else "-")
     ratio = f"{g['carried_over_fresh']:.3f}x" if g["carried_over_fresh"] is not None else "-"
+    both = (f"{pct(g['fresh_percent_of_peak_side_by_side'])} / {pct(g['carried_percent_of_peak_side_by_side'])}"
+            if g["tasks_scored_side_by_side"] else "-")
     lines.append(f"| geometric mean | {pct(g['fresh_percent_of_peak'])} | {pct(g['carried_percent_of_peak'])} | | | "
-                 f"{ratio} | |")
+                 f"{both} | {ratio} | |")
     notes = []
     if any(a and a["best_disturbed"] for r in report["tasks"] for a in (r.get("fresh"), r.get("carried"))):
         notes.append("* the best kernel's own evaluation in its run was measured while other processes loaded the "
@@ -342,6 +373,9 @@ def parse_args(argv):
     p.add_argument("--side-by-side", action="store_true", help="run the two arrangements at once (each its "
                    "tasks in order) instead of one after the other: half the wall time where the model, not the "
                    "machine, is the slow part")
+    p.add_argument("--recompare", metavar="REPORT", help="run nothing: take the runs of an earlier report (its "
+                   "--json FILE), read them again from the store and time their bests side by side anew (the same "
+                   "tasks, store and target flags)")
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE ('-': on stdout, instead "
                    "of the table)")
     args = p.parse_args(argv)
@@ -355,17 +389,22 @@ def parse_args(argv):
     return args
 
 
+def new_row(task):
+    return {"task": task.name, "folder": task.word if task.suite else None, "metric": task.metric, "errors": []}
+
+
 def measure(args):
     args.accelopt = check_binary(args.accelopt)
     acc = Accelopt(args)
     check_tasks(acc, args.tasks)
+    if args.recompare:
+        return recompared(acc, args)
     memory = args.memory_name or time.strftime("selfimp-%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.getpid()}"
     if os.path.exists(acc.db):
         held = acc.json(["memory", "list", "--json", "--db", acc.db], "listing the store's memories")
         if any(m.get("memory") == memory and m.get("lessons") for m in held):
             raise Failure(f"memory '{memory}' in {acc.db} holds lessons already: name a new one")
-    rows = [{"task": t.name, "folder": t.word if t.suite else None, "metric": t.metric, "errors": []}
-            for t in args.tasks]
+    rows = [new_row(t) for t in args.tasks]
 
     def lane(name, memory_flag):
         """One arrangement: its tasks in order, each in a run of its own."""
@@ -391,6 +430,39 @@ def measure(args):
     else:
         for l in lanes:
             lane(*l)
+    return compared(acc, args, memory, rows)
+
+
+def recompared(acc, args):
+    """--recompare REPORT: the runs an earlier invocation made, read again from the store, their bests timed anew."""
+    try:
+        with open(args.recompare) as f:
+            earlier = json.load(f)
+        runs = {r["task"]: r for r in earlier["tasks"]}
+        memory = earlier["memory"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise Failure(f"--recompare {args.recompare}: not a report this script wrote ({e})")
+    rows = []
+    for task in args.tasks:
+        row = new_row(task)
+        for name in ("fresh", "carried"):
+            was = (runs.get(task.name) or {}).get(name)
+            row[name] = None
+            if not was:
+                row["errors"].append(f"{name}: {args.recompare} holds no {name} run of {task.name}")
+                continue
+            try:
+                row[name] = described(acc, task, was["run"], was["best_candidate"])
+            except Failure as e:
+                row["errors"].append(f"{name}: {e}")
+        rows.append(row)
+    report = compared(acc, args, memory, rows)
+    report["settings"] = dict(earlier.get("settings") or {}, recompare=args.recompare)  # the runs' own budget
+    return report
+
+
+def compared(acc, args, memory, rows):
+    """Each task's two bests timed side by side, then the report."""
     with tempfile.TemporaryDirectory(prefix="selfimp-") as scratch:
         for task, row in zip(args.tasks, rows):
             row["compare"] = None
@@ -405,6 +477,7 @@ def measure(args):
     settings = {k: getattr(args, k) for k in ("I", "N", "B", "K", "R", "shape", "suite", "target", "config",
                                               "scripted", "exchange", "side_by_side")}
     settings["optimize_args"] = args.optimize_args
+    settings["recompare"] = args.recompare
     return {"memory": memory, "db": acc.db, "settings": settings, "fraction": FRACTION, "tasks": rows,
             "geomean": summarize(rows)}
 

@@ -147,6 +147,14 @@ class EndToEndTest(unittest.TestCase):
                 self.assertLessEqual(c["ci_low"], c["speedup"])
                 self.assertLessEqual(c["speedup"], c["ci_high"])
                 self.assertIsInstance(c["disturbed"], bool)
+                # Both kernels' own figures from that window, scored alike or not at all.
+                self.assertGreater(c["fresh_latency_s"], 0)
+                self.assertGreater(c["carried_latency_s"], 0)
+                self.assertEqual(c["fresh_percent_of_peak"] is None, c["carried_percent_of_peak"] is None)
+                if c["fresh_percent_of_peak"] is not None:
+                    # % of peak is T / latency: the two percentages stand as the two latencies, inverted.
+                    self.assertAlmostEqual(c["carried_percent_of_peak"] / c["fresh_percent_of_peak"],
+                                           c["fresh_latency_s"] / c["carried_latency_s"], places=6)
         gelu = next(r for r in report["tasks"] if r["task"] == "gelu_sigmoid")
         if gelu["carried"]["best_plan"] == REMEMBERED and gelu["fresh"]["best_plan"] != REMEMBERED and \
                 not gelu["compare"]["disturbed"]:
@@ -167,7 +175,7 @@ class EndToEndTest(unittest.TestCase):
             self.assertTrue(error.endswith("exited 1: accelopt: the baseline of task 'broken_baseline' is not ok: the "
                                            "kernel does not compile (see the compile log)"), error)
         table = self.done.stdout
-        self.assertIn("| broken_baseline | failed | failed | - | - | - | -, - |", table)
+        self.assertIn("| broken_baseline | failed | failed | - | - | - | - | -, - |", table)
         for task in MEASURED:
             self.assertIn(f"| {task} | ", table)
         self.assertIn("| geometric mean | ", table)
@@ -186,6 +194,29 @@ class EndToEndTest(unittest.TestCase):
                     self.assertIn("unscored", table)  # never a percentage of a peak nobody measured
                 else:
                     self.assertIn(f"{a['best_percent_of_peak']:.2f}%", table)
+
+    def test_an_earlier_reports_runs_are_compared_anew_without_running_anything(self):
+        with open(self.json_file) as f:
+            earlier = json.load(f)
+        again_file = self.dir.name + "/again.json"
+        again = script(*TASKS, *fixture_flags("bench"), "--db", self.db, "--recompare", self.json_file, "--json",
+                       again_file)
+        self.assertEqual(again.returncode, 3, again.stderr[-3000:])  # broken_baseline has no runs
+        self.assertNotIn("optimizing", again.stderr)
+        with open(again_file) as f:
+            report = json.load(f)
+        self.assertEqual(report["memory"], earlier["memory"])
+        self.assertEqual(report["settings"]["recompare"], self.json_file)
+        self.assertEqual(report["settings"]["I"], earlier["settings"]["I"])
+        before = {r["task"]: r for r in earlier["tasks"]}
+        for row in report["tasks"]:
+            with self.subTest(task=row["task"]):
+                if row["task"] == "broken_baseline":
+                    self.assertIn("fresh: " + self.json_file + " holds no fresh run of broken_baseline", row["errors"])
+                    continue
+                for name in ("fresh", "carried"):
+                    self.assertEqual(row[name], before[row["task"]][name])  # read again from the store, the same
+                self.assertGreater(row["compare"]["pairs"], 0)  # timed anew
 
     def test_the_means_are_those_of_the_rows(self):
         report = self.report()
@@ -252,6 +283,27 @@ class ExchangeTest(unittest.TestCase):
             for name in ("fresh", "carried"):
                 with open(f"{d}/x/{name}-broken_baseline/FINISHED") as f:
                     self.assertIn(f"the {name} run of broken_baseline has ended", f.read())
+
+
+@unittest.skipUnless(os.access(BINARY, os.X_OK), f"no accelopt binary at {BINARY}")
+class HeldOutTest(unittest.TestCase):
+    """bench/heldout: tasks kept out of the suite, each with a correct baseline (and anchor, where it has one)."""
+
+    def test_each_held_out_task_is_out_of_the_suite_and_its_kernels_are_correct(self):
+        heldout = ROOT / "bench" / "heldout"
+        tasks = sorted(p.name for p in heldout.iterdir() if (p / "task.yaml").exists())
+        self.assertGreaterEqual(len(tasks), 2)
+        for task in tasks:
+            self.assertFalse((ROOT / "suite" / task).exists(), f"{task} is in the suite: it is not held out")
+        done = accelopt("bench", "--suite", str(heldout), "--shape", "test", "--json")
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        rows = json.loads(done.stdout)["rows"]
+        measured = {(r["profile"]["task"], r["kernel"]): r["profile"]["status"] for r in rows}
+        expected = {(t, "baseline") for t in tasks} | {(t, "openblas") for t in tasks
+                                                       if (heldout / t / "vendor.cpp").exists()}
+        self.assertEqual(set(measured), expected)
+        for (task, kernel), status in measured.items():
+            self.assertEqual(status, "ok", f"{task}: its {kernel} kernel")
 
 
 @unittest.skipUnless(os.access(BINARY, os.X_OK), f"no accelopt binary at {BINARY}")
