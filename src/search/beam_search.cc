@@ -168,25 +168,30 @@ std::string AttemptHistory(const Candidate& c, const SearchState& state, double 
                                 : steps == 1 ? "its parent"
                                              : "an ancestor " + std::to_string(steps) + " steps back";
   // The engine's sweep of a kernel's tunable constants is not a plan of its
-  // own: its variants show as a count on the plan they tuned, and a variant
-  // only where it was kept (then it was compared with its parent like any child).
+  // own: one line per plan says how many variants were swept. Where a variant
+  // was kept, it is the plan's attempt (compared with its parent like any
+  // child) and the kernel it was tuned from is not shown again.
   auto variant = [](const Candidate& k) { return k.plan.find(kTunedMark) != std::string::npos; };
-  std::map<std::pair<std::string, std::string>, int> swept;  // (parent, plan title) -> variants
-  for (const auto& k : state.known)
-    if (variant(k) && !k.vs_parent && on.count(k.parent_hash)) ++swept[{k.parent_hash, FirstLine(k.plan)}];
+  using Attempt = std::pair<std::string, std::string>;  // (parent, plan title)
+  std::map<Attempt, int> swept;                         // variants timed, kept or not
+  std::set<Attempt> kept_variant;
+  for (const auto& k : state.known) {
+    if (!variant(k) || !on.count(k.parent_hash)) continue;
+    const Attempt attempt{k.parent_hash, FirstLine(k.plan)};
+    ++swept[attempt];
+    if (k.vs_parent || on.count(k.hash)) kept_variant.insert(attempt);
+  }
   std::vector<std::string> lines;  // oldest first
   for (const auto& k : state.known) {
     if (k.plan.empty() || !on.count(k.parent_hash)) continue;
     const bool kept = on.count(k.hash) > 0;
-    if (variant(k) && !k.vs_parent && !kept) continue;
-    std::string line = "- on " + on[k.parent_hash] + ": " + FirstLine(k.plan) + ": " + Outcome(k, margin) +
+    const Attempt attempt{k.parent_hash, FirstLine(k.plan)};
+    if (variant(k) ? !k.vs_parent && !kept : kept_variant.count(attempt) > 0) continue;
+    std::string line = "- on " + on[k.parent_hash] + ": " + attempt.second + ": " + Outcome(k, margin) +
                        (kept ? " (taken: on this kernel's lineage)" : "");
-    if (!variant(k)) {
-      auto sweep = swept.find({k.parent_hash, FirstLine(k.plan)});
-      if (sweep != swept.end())
-        line += "; its tunable constants swept by the engine: " + std::to_string(sweep->second) + " variant" +
-                (sweep->second == 1 ? "" : "s");
-    }
+    if (auto sweep = swept.find(attempt); sweep != swept.end())
+      line += "; its tunable constants swept by the engine: " + std::to_string(sweep->second) + " variant" +
+              (sweep->second == 1 ? "" : "s") + (variant(k) ? ", this one kept" : ", none kept");
     lines.push_back(line);
   }
   for (const auto& d : state.duplicates) {

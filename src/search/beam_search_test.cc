@@ -236,17 +236,21 @@ TEST(AttemptHistory, EveryPlanTriedOnTheLineageWithItsOutcomeNewestFirstWithinIt
   Candidate n1 = make("n1", "b", "unroll by 4", true), n2 = make("n2", "b", "unroll by 4", true);
   n1.plan += std::string("\n") + kTunedMark + "UNROLL=8)";
   n2.plan += std::string("\n") + kTunedMark + "UNROLL=2)";
-  state.known = {base, a, f, n, n1, n2, d, g, other};
+  // g's variant g1 was kept and compared in its place: g1 is the attempt, g is not shown again.
+  Candidate g_untuned = make("g0", "a", "split K across threads", true);
+  g.plan += std::string("\n") + kTunedMark + "SPLITS=4)";
+  state.known = {base, a, f, n, n1, n2, d, g_untuned, g, other};
   state.duplicates = {{"a", "tile by 64 again", 12}};
 
   const std::string history = AttemptHistory(a, state, 0.02);
   EXPECT_EQ(history,
             "- on this kernel: tile by 64 again: duplicate: its kernel was candidate 12's, already measured\n"
-            "- on this kernel: split K across threads: slower: 0.80x, interval 0.75 to 0.85\n"
+            "- on this kernel: split K across threads: slower: 0.80x, interval 0.75 to 0.85; its tunable constants "
+            "swept by the engine: 1 variant, this one kept\n"
             "- on its parent: prefetch rows: not decided: measured while other processes loaded the machine (1.50x, "
             "interval 1.40 to 1.60)\n"
             "- on its parent: unroll by 4: neutral, no clear difference: 1.01x, interval 0.98 to 1.04; its tunable "
-            "constants swept by the engine: 2 variants\n"
+            "constants swept by the engine: 2 variants, none kept\n"
             "- on its parent: use AVX-512 gathers: failed: compile_error (error: 'x' was not declared in this scope)\n"
             "- on its parent: tile by 64: faster: 2.00x, interval 1.90 to 2.10 (taken: on this kernel's lineage)\n");
   // Within its bound: the newest lines, then how many older ones were left out.
