@@ -13,14 +13,17 @@ evidence) and its % of peak; the model calls the run had made by the time it
 measured a kernel within 90% of that best (`accelopt candidates RUN --json`,
 model_calls); then the two best kernels timed against each other side by side
 (`accelopt compare`: carried's best over fresh's best, with its 95% interval and
-whether it, or either best in its run, was measured disturbed). Last, the
+whether it, or either best in its run, was measured disturbed), with both
+kernels' own % of peak from that one window. Last, the
 geometric means: of the best % of peak per arrangement, and of the side-by-side
 ratios (disturbed comparisons left out, and counted). Every figure comes from
-what accelopt measured in this invocation; nothing is read from a file of results.
+what accelopt measured in this invocation (with --recompare, the runs an earlier
+report names, read again from the store); nothing is read from a file of results.
 
   python3 bench/self_improvement.py silu adamw matmul -I 4 -N 2 -B 2 -K 1 --exchange exchange/
   python3 bench/self_improvement.py silu bench/heldout/softmax examples/suite/wordfreq ...  # a task by its folder
   python3 bench/self_improvement.py ... --side-by-side  # the two arrangements at once, each in its own order
+  python3 bench/self_improvement.py <tasks> --recompare r.json  # r.json's runs, their bests timed side by side anew
   python3 bench/self_improvement.py ... --json r.json  # also the whole report as JSON (- : on stdout, no table)
   python3 bench/self_improvement.py ... -- --budget 5  # after --: passed to every optimize as is
 
