@@ -275,7 +275,9 @@ TEST_F(CodeTargetTest, NeitherTheOriginalNorTheCopysBenchmarkCanBeRewritten) {
   };
   Profile p = Evaluate(task, with_hook("echo 'echo figure: 0.001' > " + base_ + "/bench.sh"));
   EXPECT_EQ(*ReadFile(base_ + "/bench.sh"), original) << "the build rewrote the original's benchmark";
-  if (p.status == Verdict::kOk) EXPECT_DOUBLE_EQ(p.metric->median, 4);
+  if (p.status == Verdict::kOk) {
+    EXPECT_DOUBLE_EQ(p.metric->median, 4);
+  }
   p = Evaluate(task, with_hook("echo 'echo figure: 0.001' > bench.sh"));
   EXPECT_EQ(p.status, Verdict::kForbidden) << p.message;
   EXPECT_NE(p.message.find("the build changed bench.sh"), std::string::npos) << p.message;

@@ -36,7 +36,9 @@ TEST(MachineFacts, EveryFactIsSaidOrSaidToBeUnknown) {
   EXPECT_TRUE(Contains(facts, "compiler: ")) << facts;  // c++ is installed wherever kernels are built
   EXPECT_TRUE(Contains(facts, "hardware counters: readable (") || Contains(facts, "hardware counters: not offered here"))
       << facts;
-  if (cpu.family >= 0) EXPECT_TRUE(Contains(facts, "family " + std::to_string(cpu.family))) << facts;
+  if (cpu.family >= 0) {
+    EXPECT_TRUE(Contains(facts, "family " + std::to_string(cpu.family))) << facts;
+  }
   EXPECT_EQ(CompilerVersion("/nonexistent/compiler"), "");
 }
 

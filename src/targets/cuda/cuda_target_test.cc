@@ -156,7 +156,9 @@ TEST(CudaRegistration, ListedWithWhyItCannotRunHere) {
     EXPECT_EQ(why, FindDevice().error().message);
   else
     EXPECT_EQ(why, "");
-  if (!why.empty()) EXPECT_TRUE(why.rfind("nvcc", 0) == 0 || why.rfind("no CUDA device", 0) == 0) << why;
+  if (!why.empty()) {
+    EXPECT_TRUE(why.rfind("nvcc", 0) == 0 || why.rfind("no CUDA device", 0) == 0) << why;
+  }
 }
 
 // A device layer that needs neither nvcc nor a GPU. It "builds" a candidate
