@@ -120,7 +120,7 @@ class Task:
 
     def __init__(self, word):
         self.word = word
-        if os.sep in word or os.path.isdir(word):
+        if os.sep in word:  # a path; a bare word is a name, whatever folders the working one holds
             folder = os.path.normpath(word)
             self.name, self.suite = os.path.basename(folder), os.path.dirname(folder) or "."
         else:
